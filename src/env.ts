@@ -1,0 +1,23 @@
+import type { OwnerIndex } from "./session/owner-index.ts";
+import type { SessionObject } from "./session/session-object.ts";
+
+/** The worker's bindings and vars (wrangler.toml). Every var is a string; parse at use. */
+export interface Env {
+  SESSIONS: DurableObjectNamespace<SessionObject>;
+  OWNERS: DurableObjectNamespace<OwnerIndex>;
+  SNAPSHOTS: R2Bucket;
+  /** Comma-separated API tokens; each token is one owner. Unset = every call is refused. */
+  PLANPORT_TOKENS?: string;
+  PLANPORT_PLANNER?: string;
+  PLANPORT_RETENTION_DAYS?: string;
+  PLANPORT_MAX_TURNS?: string;
+  /** "true" lets sessions use the `scripted` planner (tests, replays). */
+  PLANPORT_ALLOW_SCRIPTED?: string;
+  ANTHROPIC_API_KEY?: string;
+  ANTHROPIC_BASE_URL?: string;
+  ANTHROPIC_MODEL?: string;
+  OPENAI_API_KEY?: string;
+  OPENAI_BASE_URL?: string;
+  OPENAI_MODEL?: string;
+  AI?: Ai;
+}

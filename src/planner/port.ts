@@ -1,0 +1,118 @@
+import type {
+  Event,
+  NewEvent,
+  Pending,
+  PermissionMode,
+  PlanFile,
+  ScriptedTurn,
+  Usage,
+} from "../protocol/index.ts";
+
+/**
+ * The one small interface between the planning engine and the session that hosts it.
+ *
+ * The session Durable Object implements it over its SQLite storage and the R2 snapshot; the
+ * engine (`loop.ts`, the tools, the planners) sees nothing else of the session. Everything
+ * synchronous here is a SQLite read or write inside the Durable Object; wrap related writes in
+ * {@link SessionPort.transaction} so an event and the effect it reports land together (a
+ * restart then never sees one without the other).
+ */
+export interface SessionPort {
+  readonly facts: SessionFacts;
+  readonly snapshot: SnapshotFiles;
+
+  /** Runs `fn` as one SQLite transaction: all of its writes land, or none do. */
+  transaction<T>(fn: () => T): T;
+
+  /** Appends events to the log (ids and times assigned here) and returns them as stored. */
+  appendEvents(events: readonly NewEvent[]): Event[];
+  /** The whole log, oldest first (the engine rebuilds the model conversation from it). */
+  listEvents(): Event[];
+
+  /** `plan` while planning; the restored mode after an approval. */
+  permissionMode(): PermissionMode;
+  /** The mode an approval returns to. */
+  prePlanMode(): PermissionMode;
+
+  /** The engine's own persisted state (turn counters, reminder schedule…); null before the first step. */
+  loadEngineState(): unknown;
+  saveEngineState(state: unknown): void;
+
+  readPlan(): PlanFile | null;
+  /** Writes a new revision of the plan file. */
+  writePlan(content: string, opts?: { editedByUser?: boolean }): PlanFile;
+
+  /** Overlay content: a string, `null` when the path was deleted, `undefined` when untouched. */
+  readOverlay(path: string): string | null | undefined;
+  writeOverlay(path: string, content: string | null): void;
+  /** Paths touched by the overlay, sorted. */
+  listOverlay(): string[];
+
+  /**
+   * Opens a wait (an AskUserQuestion or an ExitPlanMode): the session becomes
+   * `requires_action` and the loop stops until a message or decision closes it.
+   */
+  openWait(wait: {
+    kind: Pending["kind"];
+    tool_use_id: string;
+    input: Record<string, unknown>;
+  }): void;
+  /** The open wait, if any. */
+  pendingWait(): Pending | null;
+  /** Answers the user saved so far for the open question (AFK timeout answers with these). */
+  partialAnswers(toolUseId: string): Record<string, string>;
+  /** Closes the open wait (the engine answered it itself, e.g. the AFK timeout). */
+  closeWait(toolUseId: string): void;
+
+  addUsage(usage: Usage): void;
+
+  /**
+   * Ends the session: writes a `result` event with an ending subtype and a readable message,
+   * records the outcome `terminated`, stops the loop.
+   */
+  endSession(subtype: "error_during_execution" | "error_max_turns", message: string): void;
+  /** Marks remote execution finished (after approve): phase `done`, outcome stays approved. */
+  finishExecution(): void;
+
+  /** Milliseconds since the epoch (a seam for tests of timing rules). */
+  now(): number;
+}
+
+/** What the session was created with; fixed for its life. */
+export interface SessionFacts {
+  id: string;
+  title: string;
+  prompt: string;
+  /** The resolved planner (never `auto`). */
+  planner: "offline" | "anthropic" | "openai" | "workers-ai" | "scripted";
+  /** Virtual path of the single writable plan file, outside the repository tree. */
+  planPath: string;
+  /** Custom planning instructions (replace the middle of the workflow), or null. */
+  instructions: string | null;
+  /** AFK timeout for questions in seconds, or null when off. */
+  askTimeoutS: number | null;
+  maxTurns: number;
+  /** Turns for the scripted planner. */
+  script: ScriptedTurn[] | null;
+  snapshotId: string | null;
+}
+
+/** A file of the uploaded repository snapshot. */
+export interface SnapshotEntry {
+  /** Relative POSIX path inside the repository, no leading `./` or `/`. */
+  path: string;
+  size: number;
+}
+
+/** Read access to the repository snapshot (R2 packs + file index). */
+export interface SnapshotFiles {
+  /** Every file, sorted by path. Empty when the session has no snapshot. */
+  list(): Promise<readonly SnapshotEntry[]>;
+  /** A file's UTF-8 text, or null when it is not in the snapshot. */
+  read(path: string): Promise<string | null>;
+  /**
+   * Streams file texts in index order with bounded memory (one pack at a time), for Grep.
+   * `filter` skips paths before their bytes are fetched.
+   */
+  scan(filter?: (path: string) => boolean): AsyncIterable<{ path: string; text: string }>;
+}

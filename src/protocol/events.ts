@@ -1,0 +1,156 @@
+import { z } from "zod";
+
+/**
+ * The event feed, in the Claude Agent SDK message style (CONTRACT.md "Event"). Every step of a
+ * remote session is one of these, appended to the session's log; the poller and the review page
+ * read nothing else.
+ */
+
+/** The tools a planning session offers, in the order `system/init` lists them. */
+export const TOOL_NAMES = [
+  "Read",
+  "Glob",
+  "Grep",
+  "LS",
+  "Write",
+  "Edit",
+  "AskUserQuestion",
+  "ExitPlanMode",
+] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+/**
+ * `success` ends a turn, not the session: a session that waits for a question or a plan review
+ * writes it and lives on. Every other subtype ends the session.
+ */
+export const RESULT_SUBTYPES = [
+  "success",
+  "error_during_execution",
+  "error_max_turns",
+  "archived",
+] as const;
+export type ResultSubtype = (typeof RESULT_SUBTYPES)[number];
+export const ENDING_RESULT_SUBTYPES: readonly string[] = RESULT_SUBTYPES.filter(
+  (s) => s !== "success",
+);
+
+export const TextBlockSchema = z.object({ type: z.literal("text"), text: z.string() });
+export type TextBlock = z.infer<typeof TextBlockSchema>;
+
+export const ToolUseBlockSchema = z.object({
+  type: z.literal("tool_use"),
+  id: z.string(),
+  name: z.string(),
+  input: z.record(z.string(), z.unknown()),
+});
+export type ToolUseBlock = z.infer<typeof ToolUseBlockSchema>;
+
+export const ToolResultBlockSchema = z.object({
+  type: z.literal("tool_result"),
+  tool_use_id: z.string(),
+  content: z.union([z.string(), z.array(TextBlockSchema)]),
+  is_error: z.boolean().optional(),
+});
+export type ToolResultBlock = z.infer<typeof ToolResultBlockSchema>;
+
+export const UsageSchema = z.object({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  cache_creation_input_tokens: z.number().int().nonnegative().optional(),
+  cache_read_input_tokens: z.number().int().nonnegative().optional(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
+const eventBase = {
+  /** Sorts in append order (lexicographically and numerically). */
+  id: z.string(),
+  created_at: z.string(),
+};
+
+export const SystemInitEventSchema = z.object({
+  ...eventBase,
+  type: z.literal("system"),
+  subtype: z.literal("init"),
+  permission_mode: z.string(),
+  planner: z.string(),
+  tools: z.array(z.string()),
+  session_id: z.string().optional(),
+  plan_file: z.string().optional(),
+});
+
+/** Other system notices (status changes, planner notes); kept open so old clients still parse. */
+export const SystemNoticeEventSchema = z.looseObject({
+  ...eventBase,
+  type: z.literal("system"),
+  subtype: z.string(),
+  message: z.string().optional(),
+});
+
+export const AssistantEventSchema = z.object({
+  ...eventBase,
+  type: z.literal("assistant"),
+  message: z.object({
+    role: z.literal("assistant"),
+    content: z.array(z.union([TextBlockSchema, ToolUseBlockSchema])),
+    model: z.string().optional(),
+    usage: UsageSchema.optional(),
+  }),
+});
+
+export const UserEventSchema = z.object({
+  ...eventBase,
+  type: z.literal("user"),
+  message: z.object({
+    role: z.literal("user"),
+    content: z.union([z.string(), z.array(z.union([ToolResultBlockSchema, TextBlockSchema]))]),
+  }),
+});
+
+export const ResultEventSchema = z.object({
+  ...eventBase,
+  type: z.literal("result"),
+  subtype: z.string(),
+  is_error: z.boolean(),
+  num_turns: z.number().int().nonnegative(),
+  /** A readable sentence for the ending subtypes (what failed, what to do). */
+  message: z.string().optional(),
+});
+
+export const EventSchema = z.union([
+  SystemInitEventSchema,
+  SystemNoticeEventSchema,
+  AssistantEventSchema,
+  UserEventSchema,
+  ResultEventSchema,
+]);
+
+export type SystemInitEvent = z.infer<typeof SystemInitEventSchema>;
+export type SystemNoticeEvent = z.infer<typeof SystemNoticeEventSchema>;
+export type AssistantEvent = z.infer<typeof AssistantEventSchema>;
+export type UserEvent = z.infer<typeof UserEventSchema>;
+export type ResultEvent = z.infer<typeof ResultEventSchema>;
+export type Event = z.infer<typeof EventSchema>;
+
+/** An event before the log gives it an id and a time. */
+export type NewEvent = Event extends infer E
+  ? E extends Event
+    ? Omit<E, "id" | "created_at">
+    : never
+  : never;
+
+/** `GET /v1/sessions/:id/events` answer. */
+export const FeedPageSchema = z.object({
+  data: z.array(EventSchema),
+  has_more: z.boolean(),
+  first_id: z.string().nullable(),
+  last_id: z.string().nullable(),
+});
+export type FeedPage = z.infer<typeof FeedPageSchema>;
+
+export const FEED_LIMIT_DEFAULT = 100;
+export const FEED_LIMIT_MAX = 1000;
+
+/** The text of a tool result, whichever of the two CONTRACT forms it came in. */
+export function toolResultText(content: ToolResultBlock["content"]): string {
+  return typeof content === "string" ? content : content.map((b) => b.text).join("");
+}

@@ -1,0 +1,8 @@
+/**
+ * The wire protocol shared by the worker and the local client: one zod schema per shape in
+ * CONTRACT.md, the types inferred from them, and the markers. Imports nothing of ours.
+ */
+export * from "./events.ts";
+export * from "./markers.ts";
+export * from "./requests.ts";
+export * from "./session.ts";

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, TextBlockSchema } from "./events.ts";
+import { PERMISSION_MODES, PLANNER_NAMES } from "./session.ts";
+
+/** Request bodies and query strings of CONTRACT.md "HTTP API", validated at the edge. */
+
+export const SNAPSHOT_ID_PATTERN = /^[0-9a-f]{64}$/;
+export const SESSION_ID_PATTERN = /^ses_[0-9a-z]{26}$/;
+
+export const SnapshotIdSchema = z
+  .string()
+  .regex(SNAPSHOT_ID_PATTERN, "must be the 64-character hex sha256 of the snapshot body");
+
+/** One model turn for the `scripted` planner (tests; replay of a recorded session). */
+export const ScriptedTurnSchema = z.object({
+  content: z
+    .array(
+      z.union([
+        TextBlockSchema,
+        z.object({
+          type: z.literal("tool_use"),
+          id: z.string().min(1).max(100).optional(),
+          name: z.string().min(1).max(100),
+          input: z.record(z.string(), z.unknown()),
+        }),
+      ]),
+    )
+    .min(1)
+    .max(50),
+  usage: z
+    .object({
+      input_tokens: z.number().int().nonnegative(),
+      output_tokens: z.number().int().nonnegative(),
+    })
+    .optional(),
+  /** Simulated model latency, so tests can act in the middle of a step. */
+  delay_ms: z.number().int().min(0).max(60_000).optional(),
+});
+export type ScriptedTurn = z.infer<typeof ScriptedTurnSchema>;
+
+export const CreateSessionSchema = z.object({
+  prompt: z.string().trim().min(1, "must not be empty").max(100_000),
+  snapshot_id: SnapshotIdSchema.optional(),
+  title: z.string().trim().min(1).max(200).optional(),
+  planner: z.enum(PLANNER_NAMES).optional(),
+  /** The mode the session returns to after approval; planning always starts in `plan`. */
+  permission_mode: z.enum(PERMISSION_MODES).optional(),
+  /** AFK timeout for clarifying questions, off when absent. */
+  ask_timeout_s: z.number().int().min(1).max(86_400).optional(),
+  /** Custom planning instructions: replace the middle of the plan-mode workflow only. */
+  instructions: z.string().max(20_000).optional(),
+  /** Model turns for the `scripted` planner (only where the server allows it). */
+  script: z.array(ScriptedTurnSchema).max(500).optional(),
+});
+export type CreateSession = z.infer<typeof CreateSessionSchema>;
+
+export const ListSessionsQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  /** A session id: list the sessions created before it. */
+  before: z.string().regex(SESSION_ID_PATTERN, "must be a session id").optional(),
+});
+
+export const FeedQuerySchema = z.object({
+  after_id: z.string().max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(FEED_LIMIT_MAX).default(FEED_LIMIT_DEFAULT),
+});
+
+export const TextMessageSchema = z.object({ text: z.string().trim().min(1).max(100_000) });
+export const AnswerMessageSchema = z.object({
+  tool_use_id: z.string().min(1).max(200),
+  /** Question text → answer (an option label, several joined by ", ", or free text). */
+  answers: z.record(z.string().max(2_000), z.string().max(10_000)),
+});
+export const MessageSchema = z.union([AnswerMessageSchema.strict(), TextMessageSchema.strict()]);
+export type Message = z.infer<typeof MessageSchema>;
+
+export const CommentSchema = z.object({
+  quote: z.string().min(1).max(10_000),
+  text: z.string().trim().min(1).max(10_000),
+});
+export type Comment = z.infer<typeof CommentSchema>;
+
+export const DECISIONS = ["approve", "reject", "teleport"] as const;
+export type DecisionKind = (typeof DECISIONS)[number];
+
+export const DecisionSchema = z.object({
+  tool_use_id: z.string().min(1).max(200),
+  decision: z.enum(DECISIONS),
+  feedback: z.string().max(100_000).optional(),
+  /** A user-edited plan; replaces the plan file and marks it edited. */
+  plan: z.string().max(1_000_000).optional(),
+  comments: z.array(CommentSchema).max(200).optional(),
+  permission_mode: z.enum(PERMISSION_MODES).optional(),
+});
+export type Decision = z.infer<typeof DecisionSchema>;
+
+export const ErrorBodySchema = z.object({
+  error: z.object({ code: z.string(), message: z.string() }),
+});
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;

@@ -1,0 +1,100 @@
+import { z } from "zod";
+
+/** CONTRACT.md "Session". Extra fields beyond the contract are additive only. */
+
+export const SESSION_STATUSES = ["running", "idle", "requires_action", "archived"] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+
+export const SESSION_PHASES = [
+  "running",
+  "needs_input",
+  "plan_ready",
+  "executing",
+  "done",
+] as const;
+export type SessionPhase = (typeof SESSION_PHASES)[number];
+
+export const PLANNER_NAMES = [
+  "auto",
+  "offline",
+  "anthropic",
+  "openai",
+  "workers-ai",
+  "scripted",
+] as const;
+export type PlannerName = (typeof PLANNER_NAMES)[number];
+
+/**
+ * Modes a session can be in. `plan` is the planning state; the others are what the session
+ * returns to after approval. `bypassPermissions` is deliberately absent: fail closed.
+ */
+export const PERMISSION_MODES = ["plan", "default", "acceptEdits"] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
+
+export const OutcomeSchema = z.object({
+  kind: z.enum(["approved", "teleport", "terminated"]),
+  execution_target: z.enum(["remote", "local"]).optional(),
+  subtype: z.string().optional(),
+});
+export type Outcome = z.infer<typeof OutcomeSchema>;
+
+/** What the session waits for, if anything (additive: lets a UI find the open call). */
+export const PendingSchema = z.object({
+  kind: z.enum(["question", "plan"]),
+  tool_use_id: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  opened_at: z.string(),
+});
+export type Pending = z.infer<typeof PendingSchema>;
+
+export const SessionSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  status: z.enum(SESSION_STATUSES),
+  phase: z.enum(SESSION_PHASES),
+  permission_mode: z.string(),
+  planner: z.string(),
+  can_execute_remotely: z.boolean(),
+  reject_count: z.number().int().nonnegative(),
+  outcome: OutcomeSchema.nullable(),
+  review_url: z.string(),
+  usage: z.object({
+    input_tokens: z.number().int().nonnegative(),
+    output_tokens: z.number().int().nonnegative(),
+  }),
+  created_at: z.string(),
+  updated_at: z.string(),
+  pending: PendingSchema.nullable().optional(),
+  snapshot_id: z.string().nullable().optional(),
+  /** ISO time of the last events poll made with a bearer token ("a terminal is polling"). */
+  terminal_polled_at: z.string().nullable().optional(),
+});
+export type Session = z.infer<typeof SessionSchema>;
+
+export const SessionListSchema = z.object({
+  data: z.array(SessionSchema),
+  has_more: z.boolean(),
+});
+export type SessionList = z.infer<typeof SessionListSchema>;
+
+export const PlanFileSchema = z.object({
+  path: z.string(),
+  content: z.string(),
+  revision: z.number().int().nonnegative(),
+  edited_by_user: z.boolean(),
+});
+export type PlanFile = z.infer<typeof PlanFileSchema>;
+
+export const SnapshotReceiptSchema = z.object({
+  id: z.string(),
+  files: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+});
+export type SnapshotReceipt = z.infer<typeof SnapshotReceiptSchema>;
+
+/** A teleport is offered only while a terminal polled this recently. */
+export const TERMINAL_POLL_WINDOW_MS = 15_000;
+
+/** ExitPlanMode cannot be approved for a plan longer than this. */
+export const MAX_APPROVABLE_PLAN_CHARS = 200_000;

@@ -1,0 +1,40 @@
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+/**
+ * Two kinds of tests: `worker` runs inside workerd (the real Workers runtime, real Durable
+ * Object SQLite and R2 through Miniflare); `node` runs the local client, the CLI end to end
+ * against `wrangler dev`, and the browser tests in Debian's Chromium.
+ */
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                PLANPORT_TOKENS: "token-alice,token-bob",
+                PLANPORT_ALLOW_SCRIPTED: "true",
+                PLANPORT_PLANNER: "offline",
+              },
+            },
+          }),
+        ],
+        test: { name: "worker", include: ["test/worker/**/*.test.ts"] },
+      },
+      {
+        test: {
+          name: "node",
+          include: [
+            "test/client/**/*.test.ts",
+            "test/e2e/**/*.test.ts",
+            "test/browser/**/*.test.ts",
+          ],
+          environment: "node",
+        },
+      },
+    ],
+  },
+});
