@@ -116,3 +116,23 @@ export interface SnapshotFiles {
    */
   scan(filter?: (path: string) => boolean): AsyncIterable<{ path: string; text: string }>;
 }
+
+/** What the hosting session does after a step. */
+export type StepResult =
+  /** More work now: schedule the next step immediately. */
+  | { next: "continue" }
+  /** Waiting for the user (an open question or plan); wake at `wakeAt` (AFK timeout) if set. */
+  | { next: "wait"; wakeAt?: number }
+  /** Nothing to do until a message arrives, or the session ended. */
+  | { next: "idle" };
+
+/** Bindings and vars the planners read (a subset of the worker's Env). */
+export interface PlannerEnv {
+  ANTHROPIC_API_KEY?: string;
+  ANTHROPIC_BASE_URL?: string;
+  ANTHROPIC_MODEL?: string;
+  OPENAI_API_KEY?: string;
+  OPENAI_BASE_URL?: string;
+  OPENAI_MODEL?: string;
+  AI?: Ai;
+}
