@@ -22,7 +22,12 @@ export default defineConfig({
             },
           }),
         ],
-        test: { name: "worker", include: ["test/worker/**/*.test.ts"] },
+        test: {
+          name: "worker",
+          include: ["test/worker/**/*.test.ts"],
+          // An Anthropic Messages API test double over real HTTP; tests get its URL by inject().
+          globalSetup: ["./test/client/anthropic-double-setup.ts"],
+        },
       },
       {
         test: {

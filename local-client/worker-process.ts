@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,6 +25,15 @@ export interface WorkerProcessOptions {
   vars?: Record<string, string>;
   /** Where wrangler's own output goes; discarded when absent. */
   log?: (line: string) => void;
+  /**
+   * A dotenv file of vars and secrets (wrangler's `--env-file`): keeps tokens and API keys off
+   * the command line, where other local users could read them in `ps`.
+   */
+  envFile?: string;
+  /** Append wrangler's output to this file instead of piping it (a worker that outlives us). */
+  logFile?: string;
+  /** Let this Node process exit while the worker keeps running (with `logFile`). */
+  unref?: boolean;
 }
 
 export interface WorkerProcess {
@@ -86,12 +95,14 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
   ];
   for (const [name, value] of Object.entries(opts.vars ?? {}))
     args.push("--var", `${name}:${value}`);
+  if (opts.envFile !== undefined) args.push("--env-file", opts.envFile);
+  const logFd = opts.logFile === undefined ? undefined : openSync(opts.logFile, "a", 0o600);
 
   const child = spawn(process.execPath, args, {
     cwd: PACKAGE_ROOT,
     // Its own process group, so a kill reaches workerd too and never leaves a port held.
     detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: logFd === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", logFd, logFd],
     env: {
       ...process.env,
       WRANGLER_SEND_METRICS: "false",
@@ -100,6 +111,7 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
       CI: "true",
     },
   });
+  if (logFd !== undefined) closeSync(logFd);
   const exited = once(child, "exit").then(() => undefined);
   pipeLines(child, opts.log);
 
@@ -111,6 +123,8 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
     await exited;
     throw err;
   }
+  // Only once it is ready: until then this process must stay alive to see it exit.
+  if (opts.unref) child.unref();
 
   return {
     url,

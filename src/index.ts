@@ -1,10 +1,9 @@
-import { Hono } from "hono";
-import type { Env } from "./env.ts";
+import { createApp } from "./api/app.ts";
 
 export { OwnerIndex } from "./session/owner-index.ts";
 export { SessionObject } from "./session/session-object.ts";
 
-const app = new Hono<{ Bindings: Env }>();
-app.get("/v1/healthz", (c) => c.json({ ok: true }));
+/** The worker: the planport HTTP API (`src/api/`), with one Durable Object per session and per owner. */
+const app = createApp();
 
 export default app;

@@ -24,6 +24,9 @@ export type PlanDecision =
  * - reject: `is_error` with the feedback and the quoted comments; the model keeps planning.
  * - teleport: `is_error` with the stop instruction first and the sentinel + plan last, so the
  *   remote session stops (one execution point) and the terminal reads the plan.
+ *
+ * @example
+ * planDecisionResult("toolu_1", { kind: "teleport", plan: "# Plan" }).is_error // true
  */
 export function planDecisionResult(toolUseId: string, d: PlanDecision): ToolResultBlock {
   switch (d.kind) {
@@ -59,15 +62,20 @@ export function planDecisionResult(toolUseId: string, d: PlanDecision): ToolResu
   }
 }
 
+/** Starts the feedback section of a rejection (the offline planner reads it back). */
+export const FEEDBACK_HEADING = "Feedback from the user:";
+/** Starts the quoted-comments section of a rejection. */
+export const COMMENTS_HEADING = "Comments on passages of the plan:";
+
 function rejectionText(feedback: string, comments: readonly Comment[], planPath: string): string {
   const parts = [
     "The user reviewed the plan and wants you to keep planning. The plan was NOT approved: do not start implementing.",
     `Revise the plan file (${planPath}) according to the feedback below, then call ExitPlanMode again.`,
   ];
-  if (feedback.trim() !== "") parts.push(`Feedback from the user:\n${feedback.trim()}`);
+  if (feedback.trim() !== "") parts.push(`${FEEDBACK_HEADING}\n${feedback.trim()}`);
   if (comments.length > 0) {
     const quoted = comments.map((c) => `${quote(c.quote)}\n${c.text.trim()}`).join("\n\n");
-    parts.push(`Comments on passages of the plan:\n\n${quoted}`);
+    parts.push(`${COMMENTS_HEADING}\n\n${quoted}`);
   }
   return parts.join("\n\n");
 }
@@ -80,12 +88,17 @@ function quote(text: string): string {
     .join("\n");
 }
 
-/** The tool result of an answered AskUserQuestion (all questions answered by the user). */
+/**
+ * The tool result of an answered AskUserQuestion (all questions answered by the user).
+ *
+ * @example
+ * answersResult("toolu_q", { "Which DB?": "Postgres" }).content
+ */
 export function answersResult(
   toolUseId: string,
   answers: Readonly<Record<string, string>>,
 ): ToolResultBlock {
-  const pairs = Object.entries(answers).map(([q, a]) => `"${q}"="${a}"`);
+  const pairs = answerPairs(answers);
   return {
     type: "tool_result",
     tool_use_id: toolUseId,
@@ -94,12 +107,20 @@ export function answersResult(
   };
 }
 
-/** The tool result when the AFK timeout answers for an absent user, with any partial answers. */
+/** How the AFK answer starts (the offline planner recognises it). */
+export const AFK_LEAD = "The user did not answer in time and may be away; use your best judgment.";
+
+/**
+ * The tool result when the AFK timeout answers for an absent user, with any partial answers.
+ *
+ * @example
+ * afkAnswersResult("toolu_q", port.partialAnswers("toolu_q"))
+ */
 export function afkAnswersResult(
   toolUseId: string,
   partial: Readonly<Record<string, string>>,
 ): ToolResultBlock {
-  const pairs = Object.entries(partial).map(([q, a]) => `"${q}"="${a}"`);
+  const pairs = answerPairs(partial);
   const got =
     pairs.length > 0
       ? ` They answered some questions before leaving: ${pairs.join(", ")}.`
@@ -107,7 +128,35 @@ export function afkAnswersResult(
   return {
     type: "tool_result",
     tool_use_id: toolUseId,
-    content: `The user did not answer in time and may be away; use your best judgment.${got} State the assumptions you make in the plan's open questions.`,
+    content: `${AFK_LEAD}${got} State the assumptions you make in the plan's open questions.`,
     is_error: false,
   };
+}
+
+/**
+ * `"question"="answer"` pairs, each side a JSON string so quotes inside stay unambiguous.
+ *
+ * @example
+ * answerPairs({ "Which DB?": "Postgres" }) // ['"Which DB?"="Postgres"']
+ */
+export function answerPairs(answers: Readonly<Record<string, string>>): string[] {
+  return Object.entries(answers).map(([q, a]) => `${JSON.stringify(q)}=${JSON.stringify(a)}`);
+}
+
+/**
+ * Reads the pairs of {@link answerPairs} back out of a tool result.
+ *
+ * @example
+ * parseAnswerPairs('User has answered your questions: "Which DB?"="Postgres".') // { "Which DB?": "Postgres" }
+ */
+export function parseAnswerPairs(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of text.matchAll(/("(?:[^"\\]|\\.)*")=("(?:[^"\\]|\\.)*")/g)) {
+    try {
+      out[JSON.parse(m[1]!) as string] = JSON.parse(m[2]!) as string;
+    } catch {
+      // not a pair we wrote; skip it
+    }
+  }
+  return out;
 }

@@ -6,3 +6,4 @@ export * from "./events.ts";
 export * from "./markers.ts";
 export * from "./requests.ts";
 export * from "./session.ts";
+export * from "./snapshot-rules.ts";

@@ -1,9 +1,313 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
+import { step } from "../planner/loop.ts";
+import type { SessionPort, SnapshotFiles, StepResult } from "../planner/port.ts";
+import type { Decision, Event, FeedPage, Message, PlanFile, Session } from "../protocol/index.ts";
+import { openSnapshot } from "../snapshot/index.ts";
+import { decide } from "./decide.ts";
+import { feedPage, listEvents } from "./event-log.ts";
+import { sameSecret } from "./ids.ts";
+import { archiveSession } from "./lifecycle.ts";
+import { failedStep, followStep } from "./loop-driver.ts";
+import { postMessage } from "./messages.ts";
+import { type NewSession, writeNewSession } from "./new-session.ts";
+import { listOverlay, readOverlay } from "./overlay.ts";
+import { readPlan } from "./plan-file.ts";
+import { NO_SNAPSHOT, SessionPortAdapter } from "./port-adapter.ts";
+import { type Access, NOT_FOUND, ok, type Result } from "./result.ts";
+import { nextAlarmAt, retentionMs } from "./retention.ts";
+import { hasSchema, migrate } from "./schema.ts";
+import { hasEnded, readRow, type SessionRow, updateRow } from "./session-row.ts";
+import { sessionView } from "./session-view.ts";
+import { unifiedDiff } from "./unified-diff.ts";
+import { pendingWait } from "./waits.ts";
 
+/**
+ * A terminal polls every few seconds; writing the poll time at most this often keeps the hot
+ * path to a read (the exact latest time is also kept in memory for the teleport check).
+ */
+const TERMINAL_POLL_RECORD_EVERY_MS = 1_000;
+
+interface Identity {
+  owner: string;
+  reviewKey: string;
+  /** terminal_polled_at as stored. */
+  storedPollAt: number | null;
+}
+
+/**
+ * One planning session (DESIGN.md "Session Durable Object"): its row, event log, decisions,
+ * waits, plan file and workspace overlay in SQLite, and the agent loop driven by its alarm.
+ * Every RPC method takes an {@link Access}, checks it here, and answers a {@link Result}.
+ *
+ * @example
+ * const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sessionId));
+ * const page = await stub.events({ kind: "owner", owner }, 0, 100); // { ok: true, value: FeedPage }
+ */
 export class SessionObject extends DurableObject<Env> {
-  ping(): number {
-    const row = this.ctx.storage.sql.exec("SELECT 41 + 1 AS n").one();
-    return Number(row.n);
+  /** Milliseconds since the epoch. A seam: tests move it to reach retention and time windows. */
+  clock: () => number = () => Date.now();
+  /** One step of the planning engine. A seam: tests of the loop driver put a test double here. */
+  planningStep: (port: SessionPort, env: Env) => Promise<StepResult> = step;
+  private readonly sql: SqlStorage;
+  /** Who may see the session (never changes once created); undefined until first read. */
+  private identity: Identity | null | undefined;
+  /** The latest bearer-token poll, exact (the stored one may be up to a second older). */
+  private terminalPolledAt: number | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    void ctx.blockConcurrencyWhile(async () => {
+      if (!hasSchema(this.sql)) return;
+      ctx.storage.transactionSync(() => migrate(this.sql));
+      // An alarm lost with a crashed runtime is set again, so a due step or purge still happens.
+      const row = readRow(this.sql);
+      const due = row === null ? null : nextAlarmAt(row);
+      if (due !== null && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(due);
+    });
   }
+
+  /** Answers 42 from SQLite: a liveness probe of the object's storage. */
+  ping(): number {
+    return Number(this.sql.exec("SELECT 41 + 1 AS n").one().n);
+  }
+
+  /**
+   * Creates the session: its row and the `system/init` event, and (unless `autostart` is
+   * false) schedules the first loop step.
+   */
+  create(input: NewSession): Result<Session> {
+    this.ctx.storage.transactionSync(() => {
+      migrate(this.sql);
+      writeNewSession(this.sql, input, this.clock());
+    });
+    this.identity = undefined;
+    this.scheduleAlarm();
+    return this.view(input.origin);
+  }
+
+  /** The session as the API shows it. */
+  get(access: Access, origin: string): Result<Session> {
+    if (this.authorized(access) === null) return NOT_FOUND;
+    return this.view(origin);
+  }
+
+  /**
+   * A page of the event feed. A poll by the owner (a bearer token, i.e. a terminal) is
+   * recorded: teleport is offered only while a terminal is polling.
+   */
+  events(access: Access, afterSeq: number, limit: number): Result<FeedPage> {
+    // The hot path of every terminal poll: the access check uses the cached identity, so a
+    // poll is one indexed range read (plus at most one small write a second).
+    const identity = this.allowed(access);
+    if (identity === null) return NOT_FOUND;
+    if (access.kind === "owner") this.recordTerminalPoll(identity);
+    return ok(feedPage(this.sql, afterSeq, limit));
+  }
+
+  /**
+   * Everything the review page shows, in one call: the session, the plan (null before the
+   * first write) and the whole log. `origin` builds the review link; relative when absent.
+   */
+  review(
+    access: Access,
+    origin = "",
+  ): Result<{ session: Session; plan: PlanFile | null; events: Event[] }> {
+    const row = this.authorized(access);
+    if (row === null) return NOT_FOUND;
+    const session = this.view(origin);
+    if (!session.ok) return session;
+    return ok({
+      session: session.value,
+      plan: readPlan(this.sql, row.plan_path),
+      events: listEvents(this.sql),
+    });
+  }
+
+  /** The plan file (revision 0 and empty content before the planner wrote one). */
+  plan(access: Access): Result<PlanFile> {
+    const row = this.authorized(access);
+    if (row === null) return NOT_FOUND;
+    return ok(
+      readPlan(this.sql, row.plan_path) ?? {
+        path: row.plan_path,
+        content: "",
+        revision: 0,
+        edited_by_user: false,
+      },
+    );
+  }
+
+  /** The workspace overlay as a unified diff against the snapshot; empty when nothing changed. */
+  async changes(access: Access): Promise<Result<string>> {
+    const row = this.authorized(access);
+    if (row === null) return NOT_FOUND;
+    const overlay = listOverlay(this.sql).map((path) => ({
+      path,
+      after: readOverlay(this.sql, path) ?? null,
+    }));
+    if (overlay.length === 0) return ok("");
+    const snapshot = this.snapshotOf(row);
+    const changes = await Promise.all(
+      overlay.map(async ({ path, after }) => ({ path, before: await snapshot.read(path), after })),
+    );
+    return ok(unifiedDiff(changes));
+  }
+
+  /** An answer to the open question, or free text (DESIGN.md "Messages"). */
+  message(access: Access, body: Message, origin: string): Result<Session> {
+    const row = this.authorized(access);
+    if (row === null) return NOT_FOUND;
+    const result = this.ctx.storage.transactionSync(() =>
+      postMessage(this.sql, row, body, this.clock()),
+    );
+    if (!result.ok) return result;
+    this.scheduleAlarm();
+    return this.view(origin);
+  }
+
+  /**
+   * Decides the pending ExitPlanMode. No `await` from the check to the insert: concurrent
+   * decisions serialise in this object, and all but the first get 409.
+   */
+  decide(access: Access, body: Decision, origin: string): Result<Session> {
+    const row = this.authorized(access);
+    if (row === null) return NOT_FOUND;
+    const result = this.ctx.storage.transactionSync(() =>
+      decide(this.sql, row, body, {
+        nowMs: this.clock(),
+        terminalPolledAt: latest(this.terminalPolledAt, row.terminal_polled_at),
+        retentionMs: this.retentionMs(),
+      }),
+    );
+    if (!result.ok) return result;
+    this.scheduleAlarm();
+    return this.view(origin);
+  }
+
+  /** Stops the session for good; idempotent (one `result/archived` event, ever). */
+  archive(access: Access, origin: string): Result<Session> {
+    const row = this.authorized(access);
+    if (row === null) return NOT_FOUND;
+    this.ctx.storage.transactionSync(() =>
+      archiveSession(this.sql, row, this.clock(), this.retentionMs()),
+    );
+    this.scheduleAlarm();
+    return this.view(origin);
+  }
+
+  /** The session as the planning engine sees it. */
+  port(): SessionPort {
+    const row = hasSchema(this.sql) ? readRow(this.sql) : null;
+    if (row === null) throw new Error("This Durable Object holds no session.");
+    return new SessionPortAdapter(
+      this.ctx.storage,
+      this.snapshotOf(row),
+      this.clock,
+      this.retentionMs(),
+    );
+  }
+
+  /** The one alarm: purge when retention is due, else the loop step or the AFK wake. */
+  override async alarm(): Promise<void> {
+    const row = hasSchema(this.sql) ? readRow(this.sql) : null;
+    if (row === null) return;
+    const now = this.clock();
+    if (row.purge_due_at !== null && row.purge_due_at <= now) {
+      await this.purge(row);
+      return;
+    }
+    const stepDue = row.step_due_at !== null && row.step_due_at <= now;
+    const afkDue =
+      row.afk_due_at !== null && row.afk_due_at <= now && pendingWait(this.sql) !== null;
+    if (!hasEnded(row) && (stepDue || afkDue)) await this.runStep(row.wake_seq, afkDue);
+    this.scheduleAlarm();
+  }
+
+  private async runStep(wakeSeqAtStart: number, afkDue: boolean): Promise<void> {
+    if (afkDue) updateRow(this.sql, { afk_due_at: null });
+    let result: StepResult;
+    try {
+      result = await this.planningStep(this.port(), this.env);
+    } catch (err) {
+      result = failedStep(this.sql, err, this.clock(), this.retentionMs());
+    }
+    followStep(this.sql, result, wakeSeqAtStart, this.clock());
+  }
+
+  private async purge(row: SessionRow): Promise<void> {
+    await this.env.OWNERS.get(this.env.OWNERS.idFromName(row.owner)).dropSession(row.owner, row.id);
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.terminalPolledAt = null;
+    this.identity = undefined;
+  }
+
+  /** The session row, when `access` may see this session; null answers 404. */
+  private authorized(access: Access): SessionRow | null {
+    return this.allowed(access) === null ? null : readRow(this.sql);
+  }
+
+  private allowed(access: Access): Identity | null {
+    if (this.identity === undefined && !hasSchema(this.sql)) this.identity = null;
+    if (this.identity === undefined) {
+      const row = this.sql
+        .exec<{ owner: string; review_key: string; terminal_polled_at: number | null }>(
+          "SELECT owner, review_key, terminal_polled_at FROM session LIMIT 1",
+        )
+        .toArray()[0];
+      this.identity =
+        row === undefined
+          ? null
+          : { owner: row.owner, reviewKey: row.review_key, storedPollAt: row.terminal_polled_at };
+    }
+    const identity = this.identity;
+    if (identity === null) return null;
+    const ok =
+      access.kind === "owner"
+        ? access.owner === identity.owner
+        : sameSecret(access.key, identity.reviewKey);
+    return ok ? identity : null;
+  }
+
+  private recordTerminalPoll(identity: Identity): void {
+    const now = this.clock();
+    this.terminalPolledAt = now;
+    const stored = identity.storedPollAt;
+    if (stored === null || now - stored >= TERMINAL_POLL_RECORD_EVERY_MS) {
+      updateRow(this.sql, { terminal_polled_at: now });
+      identity.storedPollAt = now;
+    }
+  }
+
+  private view(origin: string): Result<Session> {
+    const row = readRow(this.sql);
+    if (row === null) return NOT_FOUND;
+    const polled = latest(this.terminalPolledAt, row.terminal_polled_at);
+    return ok(sessionView({ ...row, terminal_polled_at: polled }, pendingWait(this.sql), origin));
+  }
+
+  private snapshotOf(row: SessionRow): SnapshotFiles {
+    return row.snapshot_id === null
+      ? NO_SNAPSHOT
+      : openSnapshot(this.env.SNAPSHOTS, row.owner, row.snapshot_id);
+  }
+
+  private retentionMs(): number {
+    return retentionMs(this.env.PLANPORT_RETENTION_DAYS);
+  }
+
+  private scheduleAlarm(): void {
+    const row = readRow(this.sql);
+    const at = row === null ? null : nextAlarmAt(row);
+    if (at === null) void this.ctx.storage.deleteAlarm();
+    else void this.ctx.storage.setAlarm(at);
+  }
+}
+
+function latest(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.max(a, b);
 }

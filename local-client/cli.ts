@@ -1,0 +1,143 @@
+import { Command, CommanderError, Option } from "commander";
+import { EXIT } from "./cli/exit-codes.ts";
+import { type PlanFlags, type PollFlags, runAttach, runPlan } from "./cli/poll-command.ts";
+import { runEmbedded, runServe } from "./cli/serve.ts";
+import { runList, runPull, runStatus, runStop, type ServerFlags } from "./cli/session-commands.ts";
+import { UsageError } from "./errors.ts";
+
+/**
+ * The `planport` command line (CONTRACT "CLI"). Each command is a thin shell over one function
+ * in `cli/`; this file only declares the commands and their flags and turns outcomes into exit
+ * codes.
+ */
+
+function pollingOptions(cmd: Command): Command {
+  return cmd
+    .option("--repo <dir>", "the repository (default: the current directory)")
+    .option(
+      "--server <url>",
+      "the planport worker (default: PLANPORT_URL, `planport serve`'s config, or the embedded local worker)",
+    )
+    .option("--token <token>", "API token (default: PLANPORT_TOKEN)")
+    .option(
+      "--timeout <duration>",
+      "give up waiting for a decision after this long (ms, s, m)",
+      "30m",
+    )
+    .option("--interval <duration>", "time between polls (ms, s, m)", "3s")
+    .option(
+      "--plans-dir <dir>",
+      "where teleported plans are written (inside the repository; default ~/.planport/plans)",
+    )
+    .option(
+      "--on-teleport <cmd>",
+      "shell command that receives a teleported plan on stdin (PLANPORT_PLAN_FILE, PLANPORT_FRESH_CONTEXT set)",
+    )
+    .option("--json", "print only NDJSON events on stdout");
+}
+
+function serverOptions(cmd: Command): Command {
+  return cmd.option("--server <url>", "the planport worker").option("--token <token>", "API token");
+}
+
+/**
+ * Builds the program; `done` receives each command's exit code.
+ *
+ * @example
+ * const program = buildProgram((code) => { process.exitCode = code; });
+ * await program.parseAsync(process.argv);
+ */
+export function buildProgram(done: (code: number) => void): Command {
+  const program = new Command("planport")
+    .description("Plan in the cloud, review in the browser, execute anywhere.")
+    .version("0.1.0")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+
+  pollingOptions(
+    program
+      .command("plan")
+      .description("snapshot the repository, start a remote planning session and wait for the plan")
+      .argument("<task...>", "what to plan")
+      .addOption(new Option("--planner <name>", "auto, offline, anthropic, openai, workers-ai")),
+  ).action(async (task: string[], opts: PlanFlags) => done(await runPlan(task, opts)));
+
+  pollingOptions(
+    program
+      .command("attach")
+      .description(
+        "resume waiting for a session's plan (after Ctrl-C, a lost network or a timeout)",
+      )
+      .argument("<session-id>"),
+  ).action(async (id: string, opts: PollFlags) => done(await runAttach(id, opts)));
+
+  serverOptions(program.command("status").description("show one session").argument("<session-id>"))
+    .option("--json", "print the session as JSON")
+    .action(async (id: string, opts: ServerFlags) => done(await runStatus(id, opts)));
+
+  serverOptions(program.command("list").description("list your sessions, newest first"))
+    .option("--limit <n>", "how many (1–100)", "50")
+    .option("--json", "print the list as JSON")
+    .action(async (opts: ServerFlags & { limit?: string }) => done(await runList(opts)));
+
+  serverOptions(
+    program.command("stop").description("stop (archive) a session").argument("<session-id>"),
+  )
+    .option("--json", "print the archived session as JSON")
+    .action(async (id: string, opts: ServerFlags) => done(await runStop(id, opts)));
+
+  serverOptions(
+    program
+      .command("pull")
+      .description("print the changes a remote execution made (a unified diff)")
+      .argument("<session-id>"),
+  )
+    .option(
+      "--apply",
+      "apply them here with git apply --3way (refuses if touched files have uncommitted work)",
+    )
+    .option("--repo <dir>", "where to apply (default: the current directory)")
+    .action(async (id: string, opts: ServerFlags & { apply?: boolean; repo?: string }) =>
+      done(await runPull(id, opts)),
+    );
+
+  program
+    .command("serve")
+    .description(
+      "run the planport worker in the foreground and make this machine's commands use it",
+    )
+    .option("--port <port>", "TCP port on 127.0.0.1", "8787")
+    .option("--persist <dir>", "state directory (default: the embedded worker's)")
+    .action(async (opts: { port?: string; persist?: string }) => done(await runServe(opts)));
+
+  program
+    .command("embedded")
+    .description("show the embedded local worker started on demand, or stop it")
+    .option("--stop", "stop it")
+    .action(async (opts: { stop?: boolean }) => done(await runEmbedded(opts)));
+
+  return program;
+}
+
+/**
+ * Runs the CLI and resolves with the exit code (never throws).
+ *
+ * @example
+ * process.exit(await main(process.argv));
+ */
+export async function main(argv: string[]): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram((c) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync(argv);
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    process.stderr.write(`planport: ${err instanceof Error ? err.message : String(err)}\n`);
+    return err instanceof UsageError ? EXIT.usage : EXIT.networkOrUnknown;
+  }
+}

@@ -1,0 +1,121 @@
+import { type Api, createApi, normalizeServer } from "../api.ts";
+import { useEmbeddedWorker } from "../embedded.ts";
+import { UsageError } from "../errors.ts";
+import { readUserConfig, userConfigPath } from "../home.ts";
+
+/**
+ * Which server and token a command uses: the flags, else `PLANPORT_URL` / `PLANPORT_TOKEN`,
+ * else the user config written by `planport serve`, else the embedded local worker.
+ */
+
+export type ServerSource = "flags" | "env" | "config" | "embedded";
+
+export interface Connection {
+  server: string;
+  token: string;
+  source: ServerSource;
+  api: Api;
+  /** Leaves the embedded worker (it stops when nothing else needs it); a no-op otherwise. */
+  release(): Promise<void>;
+}
+
+export type ResolvedServer =
+  | { kind: "remote"; server: string; token: string; source: Exclude<ServerSource, "embedded"> }
+  | { kind: "embedded" };
+
+/**
+ * Pure resolution. A server without a token is bad input: guessing one would send a token meant
+ * for one server to another.
+ *
+ * @example
+ * resolveServer({ server: "http://h:8787", token: "t" }, {}, null)
+ * // → { kind: "remote", server: "http://h:8787", token: "t", source: "flags" }
+ */
+export function resolveServer(
+  flags: { server?: string; token?: string },
+  env: NodeJS.ProcessEnv,
+  config: { url: string; token: string } | null,
+): ResolvedServer {
+  const fromFlags = flags.server !== undefined && flags.server !== "";
+  const fromEnv = !fromFlags && !!env.PLANPORT_URL;
+  const server = fromFlags ? flags.server : fromEnv ? env.PLANPORT_URL : config?.url;
+  if (server === undefined) return { kind: "embedded" };
+  const source = fromFlags ? "flags" : fromEnv ? "env" : "config";
+  const sameAsConfig = config !== null && safeNormalize(config.url) === safeNormalize(server);
+  const token = flags.token || env.PLANPORT_TOKEN || (sameAsConfig ? config.token : undefined);
+  if (!token) {
+    throw new UsageError(
+      `no token for ${server}: pass --token or set PLANPORT_TOKEN (the token is one of the worker's PLANPORT_TOKENS)`,
+    );
+  }
+  return { kind: "remote", server: normalizeServer(server), token, source };
+}
+
+function safeNormalize(url: string): string {
+  try {
+    return normalizeServer(url);
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Resolves and, for the embedded worker, starts or reuses it.
+ *
+ * @example
+ * const conn = await connect({ server: opts.server, token: opts.token }, { signal, note, status });
+ * try { await conn.api.listSessions(); } finally { await conn.release(); }
+ */
+export async function connect(
+  flags: { server?: string; token?: string },
+  ui: { note: (m: string) => void; status: (m: string) => void; signal?: AbortSignal },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Connection> {
+  let config: { url: string; token: string } | null;
+  try {
+    config = readUserConfig(env);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const resolved = resolveServer(flags, env, config);
+  if (resolved.kind === "remote") {
+    const api = createApi({ server: resolved.server, token: resolved.token, signal: ui.signal });
+    return { ...resolved, api, release: async () => {} };
+  }
+  const local = await useEmbeddedWorker({
+    env,
+    onStart: () => ui.status("starting the local planport worker (wrangler dev)…"),
+  });
+  const api = createApi({ server: local.server, token: local.token, signal: ui.signal });
+  return {
+    server: local.server,
+    token: local.token,
+    source: "embedded",
+    api,
+    async release() {
+      const { stopped, openSessions } = await local.release();
+      // Said by the process that started it: that is where the user expects it to end.
+      if (local.started && !stopped && openSessions.length > 0) {
+        ui.note(
+          `The local planport worker keeps running at ${local.server} (pid ${local.pid}) for ` +
+            `${openSessions.length} open session(s); \`planport stop <id>\` closes one, ` +
+            "`planport embedded --stop` stops the worker.",
+        );
+      }
+    },
+  };
+}
+
+/** A hint naming where the server came from, for "cannot reach" errors. */
+export function sourceHint(source: ServerSource, env: NodeJS.ProcessEnv = process.env): string {
+  switch (source) {
+    case "flags":
+      return "from --server";
+    case "env":
+      return "from PLANPORT_URL";
+    case "config":
+      return `from ${userConfigPath(env)}, written by \`planport serve\`; start it again or delete that file`;
+    case "embedded":
+      return "the embedded local worker";
+  }
+}

@@ -1,0 +1,233 @@
+import type { Session } from "../../src/protocol/index.ts";
+import { ApiError, withRetry } from "../api.ts";
+import { UsageError } from "../errors.ts";
+import { PollError, type PollProgress, pollForApprovedExitPlanMode } from "../poller.ts";
+import {
+  acquirePollLock,
+  assertSessionId,
+  loadSidecar,
+  removeSidecar,
+  saveSidecar,
+} from "../sidecar.ts";
+import { buildSnapshot, type SnapshotBuild } from "../snapshot.ts";
+import { type Connection, connect, sourceHint } from "./connection.ts";
+import { EXIT, exitCodeForError, exitCodeForReason } from "./exit-codes.ts";
+import {
+  type PlanFlags,
+  type PollFlags,
+  plannerFlag,
+  pollSettings,
+  type Settings,
+} from "./flags.ts";
+import { createReporter, type Reporter } from "./reporter.ts";
+import { handOff } from "./teleport.ts";
+
+/** `planport plan` and `planport attach`: create or find a session, poll it, hand the plan off. */
+
+export type { PlanFlags, PollFlags };
+
+/** Reasons after which the session may still be running, so `attach` can pick it up. */
+const RESUMABLE = new Set(["stopped", "timeout_pending", "timeout_no_plan", "network_or_unknown"]);
+
+/** Ctrl-C once: stop polling gracefully (exit 130). Twice: leave at once. */
+function interruptOnSigint(): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onSigint = () => {
+    if (controller.signal.aborted) process.exit(EXIT.interrupted);
+    controller.abort();
+  };
+  process.on("SIGINT", onSigint);
+  return { signal: controller.signal, dispose: () => process.off("SIGINT", onSigint) };
+}
+
+/**
+ * `planport plan <task…>`: snapshot, upload if new, create the session, poll, hand off.
+ *
+ * @example
+ * process.exitCode = await runPlan(["add", "OAuth", "login"], { repo: ".", json: true });
+ */
+export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<number> {
+  const reporter = createReporter({ json: flags.json === true });
+  const interrupt = interruptOnSigint();
+  let conn: Connection | null = null;
+  try {
+    const task = taskWords.join(" ").trim();
+    if (task === "")
+      throw new UsageError("describe the task to plan, e.g. planport plan add OAuth login");
+    const settings = pollSettings(flags);
+    const planner = plannerFlag(flags.planner);
+    // The embedded worker (if needed) starts while the snapshot is being built.
+    const connecting = connect(flags, { ...reporter, signal: interrupt.signal });
+    connecting.catch(() => {});
+    reporter.status(`snapshotting ${settings.repoRoot}…`);
+    let snapshot: SnapshotBuild;
+    try {
+      snapshot = await buildSnapshot(settings.repoRoot, {
+        onProgress: ({ phase, done, total }) =>
+          reporter.status(`snapshot: ${phase} ${done}/${total} files`),
+      });
+    } catch (err) {
+      await (await connecting.catch(() => null))?.release();
+      throw err;
+    }
+    conn = await connecting;
+    const api = conn.api;
+    if (interrupt.signal.aborted) return interruptedEarly(reporter);
+    if (snapshot.skipped.length > 0) {
+      reporter.note(
+        `snapshot: ${snapshot.files} files, ${snapshot.skipped.length} skipped (binary, too large or unreadable)`,
+      );
+    }
+    if (!(await withRetry(() => api.snapshotExists(snapshot.id), interrupt.signal))) {
+      reporter.status(`uploading the snapshot (${formatBytes(snapshot.bytes.byteLength)})…`);
+      await withRetry(() => api.uploadSnapshot(snapshot.bytes), interrupt.signal);
+    }
+    // Not retried: creating twice would start two sessions.
+    const session = await api.createSession({ prompt: task, snapshot_id: snapshot.id, planner });
+    reporter.session(session.id, session.review_url);
+    const release = acquirePollLock(session.id);
+    try {
+      return await pollSession(conn, session, settings, reporter, interrupt.signal, null);
+    } finally {
+      release();
+    }
+  } catch (err) {
+    if (interrupt.signal.aborted) return interruptedEarly(reporter);
+    return failEarly(reporter, err, null, conn);
+  } finally {
+    interrupt.dispose();
+    reporter.pause();
+    await conn?.release().catch(() => {});
+  }
+}
+
+/**
+ * `planport attach <id>`: resumes polling from the saved cursor (Ctrl-C, lost network, timeout).
+ *
+ * @example
+ * process.exitCode = await runAttach("ses_…", { json: false });
+ */
+export async function runAttach(sessionId: string, flags: PollFlags): Promise<number> {
+  const reporter = createReporter({ json: flags.json === true });
+  const interrupt = interruptOnSigint();
+  let conn: Connection | null = null;
+  let release = () => {};
+  try {
+    assertSessionId(sessionId);
+    // Before anything else: a second poll of the same session is refused at once.
+    release = acquirePollLock(sessionId);
+    const sidecar = loadSidecar(sessionId);
+    const settings = pollSettings(flags, sidecar?.repo);
+    conn = await connect(flags, { ...reporter, signal: interrupt.signal });
+    const api = conn.api;
+    const session = await withRetry(() => api.getSession(sessionId), interrupt.signal);
+    reporter.session(session.id, session.review_url);
+    if (sidecar && sidecar.scanner.rejectCount > 0) {
+      reporter.note(`resuming (${sidecar.scanner.rejectCount} rejection(s) so far)`);
+    }
+    const resume = sidecar ? { cursor: sidecar.cursor, scanner: sidecar.scanner } : null;
+    return await pollSession(conn, session, settings, reporter, interrupt.signal, resume);
+  } catch (err) {
+    if (interrupt.signal.aborted) return interruptedEarly(reporter);
+    return failEarly(reporter, err, sessionId, conn);
+  } finally {
+    release();
+    interrupt.dispose();
+    reporter.pause();
+    await conn?.release().catch(() => {});
+  }
+}
+
+async function pollSession(
+  conn: Connection,
+  session: Session,
+  settings: Settings,
+  reporter: Reporter,
+  signal: AbortSignal,
+  resume: PollProgress | null,
+): Promise<number> {
+  const save = (progress: PollProgress) =>
+    saveSidecar({
+      sessionId: session.id,
+      server: conn.server,
+      reviewUrl: session.review_url,
+      repo: settings.repoRoot,
+      progress,
+    });
+  try {
+    const outcome = await pollForApprovedExitPlanMode({
+      server: conn.server,
+      token: conn.token,
+      sessionId: session.id,
+      timeoutMs: settings.timeoutMs,
+      intervalMs: settings.intervalMs,
+      signal,
+      resume: resume ?? undefined,
+      onPhaseChange: (phase) => reporter.phase(phase, session.review_url),
+      onRejected: (n) => reporter.rejected(n),
+      onTransientFailure: (n, err) =>
+        reporter.status(`cannot reach the server (${n} in a row): ${err.message}`),
+    });
+    removeSidecar(session.id);
+    if (outcome.executionTarget === "remote") {
+      reporter.outcome({ kind: "approved", ...outcome });
+      reporter.note(
+        `The cloud is executing the approved plan. Follow it at ${session.review_url}\n` +
+          `When it is done, fetch the changes: planport pull ${session.id}  (add --apply to apply them here)`,
+      );
+      return EXIT.ok;
+    }
+    return await handOff(session, outcome, settings, reporter);
+  } catch (err) {
+    if (!(err instanceof PollError)) throw err;
+    if (RESUMABLE.has(err.reason)) save(err.progress);
+    else removeSidecar(session.id);
+    reporter.error({
+      reason: err.reason,
+      message: err.message,
+      sessionId: session.id,
+      rejectCount: err.rejectCount,
+    });
+    return exitCodeForReason(err.reason);
+  }
+}
+
+function interruptedEarly(reporter: Reporter): number {
+  reporter.error({
+    reason: "stopped",
+    message:
+      "Interrupted before polling started. If the session was already created, `planport list` shows it and `planport attach <id>` picks it up.",
+    sessionId: null,
+    rejectCount: 0,
+  });
+  return EXIT.interrupted;
+}
+
+function failEarly(
+  reporter: Reporter,
+  err: unknown,
+  sessionId: string | null,
+  conn: Connection | null,
+): number {
+  const code = exitCodeForError(err);
+  let message = err instanceof Error ? err.message : String(err);
+  if (err instanceof ApiError && err.status === 0 && conn) {
+    message = `${message} (${sourceHint(conn.source)})`;
+  }
+  if (err instanceof ApiError && err.status === 404 && sessionId) {
+    message = `Session ${sessionId} was not found: check the id, and that the token is the one that created it.`;
+  }
+  reporter.error({
+    reason: code === EXIT.usage ? "usage" : "network_or_unknown",
+    message,
+    sessionId,
+    rejectCount: 0,
+  });
+  return code;
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

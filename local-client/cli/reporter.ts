@@ -1,0 +1,192 @@
+import type { PollErrorReason, PollPhase } from "../poller.ts";
+
+/**
+ * How `plan` and `attach` talk to the user, in three modes:
+ * - `json`: only CONTRACT's NDJSON lines on stdout (warnings still go to stderr);
+ * - `tty`: a one-line spinner on stderr showing the phase, with notes printed above it;
+ * - `plain`: one line per change on stderr (logs, CI).
+ */
+
+export type ErrorReason = PollErrorReason | "usage";
+
+export interface Outcome {
+  kind: "approved" | "teleport";
+  executionTarget: "remote" | "local";
+  plan: string;
+  planFile?: string;
+  rejectCount: number;
+}
+
+export interface Reporter {
+  readonly mode: "json" | "tty" | "plain";
+  /** A human line (dropped in json mode). */
+  note(message: string): void;
+  /** Always shown, on stderr. */
+  warn(message: string): void;
+  /** A transient status (the spinner text on a TTY; throttled lines otherwise). */
+  status(message: string): void;
+  session(id: string, reviewUrl: string): void;
+  phase(phase: PollPhase, reviewUrl: string): void;
+  rejected(rejectCount: number): void;
+  outcome(outcome: Outcome): void;
+  error(e: {
+    reason: ErrorReason;
+    message: string;
+    sessionId: string | null;
+    rejectCount: number;
+  }): void;
+  /** Stops the spinner (before prompts and on exit). */
+  pause(): void;
+}
+
+export interface ReporterStreams {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+}
+
+/**
+ * @example
+ * const reporter = createReporter({ json: opts.json });
+ * reporter.phase("plan_ready", session.review_url);
+ */
+export function createReporter(
+  opts: { json: boolean },
+  streams: ReporterStreams = { stdout: process.stdout, stderr: process.stderr },
+): Reporter {
+  if (opts.json) return jsonReporter(streams);
+  return humanReporter(streams, streams.stderr.isTTY === true && !process.env.CI);
+}
+
+/**
+ * The words for a poll phase, as the spinner and plain lines show them.
+ *
+ * @example
+ * phaseText("plan_ready", url) // → "plan ready — review at <url>"
+ */
+export function phaseText(phase: PollPhase, reviewUrl: string): string {
+  switch (phase) {
+    case "running":
+      return "researching…";
+    case "needs_input":
+      return `needs your input — open ${reviewUrl}`;
+    case "plan_ready":
+      return `plan ready — review at ${reviewUrl}`;
+  }
+}
+
+function jsonReporter({ stdout, stderr }: ReporterStreams): Reporter {
+  const line = (o: Record<string, unknown>) => stdout.write(`${JSON.stringify(o)}\n`);
+  return {
+    mode: "json",
+    note: () => {},
+    warn: (m) => stderr.write(`planport: ${m}\n`),
+    status: () => {},
+    session: (id, reviewUrl) => line({ event: "session", id, review_url: reviewUrl }),
+    phase: (phase) => line({ event: "phase", phase }),
+    rejected: (n) => line({ event: "rejected", reject_count: n }),
+    outcome: (o) =>
+      line({
+        event: "outcome",
+        kind: o.kind,
+        execution_target: o.executionTarget,
+        plan: o.plan,
+        ...(o.planFile === undefined ? {} : { plan_file: o.planFile }),
+        reject_count: o.rejectCount,
+      }),
+    error: (e) =>
+      line({
+        event: "error",
+        reason: e.reason,
+        message: e.message,
+        session_id: e.sessionId,
+        reject_count: e.rejectCount,
+      }),
+    pause: () => {},
+  };
+}
+
+const SPINNER_FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const SPINNER_FRAME_MS = 120;
+/** Non-TTY status lines (snapshot progress) at most this often, so logs stay readable. */
+const PLAIN_STATUS_EVERY_MS = 2_000;
+
+function humanReporter({ stderr }: ReporterStreams, tty: boolean): Reporter {
+  let text = "";
+  let frame = 0;
+  let timer: NodeJS.Timeout | null = null;
+  let lastPlainStatus = 0;
+  let lastPlainKind = "";
+
+  const clear = () => {
+    if (tty && timer) stderr.write("\r\x1b[2K");
+  };
+  const draw = () => {
+    // A line that wraps cannot be redrawn with \r; keep it within the terminal's width.
+    const columns = stderr.columns || 80;
+    const shown = text.length > columns - 3 ? `${text.slice(0, Math.max(0, columns - 4))}…` : text;
+    stderr.write(`\r\x1b[2K${SPINNER_FRAMES[frame % SPINNER_FRAMES.length]} ${shown}`);
+    frame += 1;
+  };
+  const print = (m: string) => {
+    clear();
+    stderr.write(`${m}\n`);
+    if (tty && timer) draw();
+  };
+  const spin = (m: string) => {
+    text = m;
+    if (!tty) return;
+    if (!timer) {
+      // A hand-drawn spinner rather than @clack's: clack's puts stdin in raw mode and exits
+      // with 0 on Ctrl-C, which would skip saving the cursor and the 130 exit code.
+      timer = setInterval(draw, SPINNER_FRAME_MS);
+      timer.unref();
+    }
+    draw();
+  };
+  const pause = () => {
+    clear();
+    if (timer) clearInterval(timer);
+    timer = null;
+  };
+
+  return {
+    mode: tty ? "tty" : "plain",
+    note: print,
+    warn: (m) => print(`warning: ${m}`),
+    status: (m) => {
+      if (tty) return spin(m);
+      // A new kind of status always shows; a counter ticking up shows every few seconds.
+      const kind = m.replace(/\d+/g, "#");
+      const now = performance.now();
+      if (kind === lastPlainKind && now - lastPlainStatus < PLAIN_STATUS_EVERY_MS) return;
+      lastPlainKind = kind;
+      lastPlainStatus = now;
+      print(m);
+    },
+    session: (id, reviewUrl) => print(`session ${id}\nreview: ${reviewUrl}`),
+    phase: (phase, reviewUrl) => {
+      // The link is printed whole once (a spinner line may be cut to the terminal's width).
+      if (tty && phase !== "running") print(phaseText(phase, reviewUrl));
+      if (tty) spin(phaseText(phase, reviewUrl));
+      else print(phaseText(phase, reviewUrl));
+    },
+    rejected: (n) =>
+      print(
+        `plan rejected (${n} ${n === 1 ? "rejection" : "rejections"} so far) — the planner is revising`,
+      ),
+    outcome: (o) => {
+      pause();
+      const revised = o.rejectCount > 0 ? ` after ${o.rejectCount} rejection(s)` : "";
+      stderr.write(
+        o.kind === "approved"
+          ? `plan approved${revised}\n`
+          : `plan teleported here${revised}${o.planFile ? `: ${o.planFile}` : ""}\n`,
+      );
+    },
+    error: (e) => {
+      pause();
+      stderr.write(`planport: ${e.message}\n`);
+    },
+    pause,
+  };
+}

@@ -1,0 +1,112 @@
+import { once } from "node:events";
+import { join, resolve } from "node:path";
+import {
+  embeddedPaths,
+  localToken,
+  runningEmbeddedWorker,
+  stopEmbeddedWorker,
+  writeWorkerEnvFile,
+} from "../embedded.ts";
+import { UsageError } from "../errors.ts";
+import { writeUserConfig } from "../home.ts";
+import { startWorkerProcess } from "../worker-process.ts";
+import { EXIT } from "./exit-codes.ts";
+
+/** `planport serve` (the worker in the foreground) and `planport embedded` (the background one). */
+
+export const DEFAULT_SERVE_PORT = 8787;
+
+/**
+ * Parses `--port` (default 8787).
+ *
+ * @example
+ * portFlag("9000") // → 9000; portFlag("99999") throws a UsageError
+ */
+export function portFlag(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_SERVE_PORT;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+    throw new UsageError(`--port ${text} is not a TCP port (1–65535)`);
+  }
+  return port;
+}
+
+/**
+ * Runs the worker in the foreground until Ctrl-C, and writes the user config (url + token) so
+ * every other planport command on this machine uses it. It shares the embedded worker's state
+ * and token by default, so sessions carry over between the two.
+ *
+ * @example
+ * process.exitCode = await runServe({ port: "8787" });
+ */
+export async function runServe(flags: { port?: string; persist?: string }): Promise<number> {
+  const port = portFlag(flags.port);
+  const paths = embeddedPaths();
+  const persistDir = resolve(flags.persist ?? paths.persistDir);
+  const background = await runningEmbeddedWorker();
+  if (background && background.persist_dir === persistDir) {
+    throw new UsageError(
+      `the embedded local worker (pid ${background.pid}, ${background.url}) is using ${persistDir}; ` +
+        "stop it with `planport embedded --stop`, or pass --persist DIR",
+    );
+  }
+  const token = localToken();
+  const envFile = join(paths.root, "serve.env");
+  writeWorkerEnvFile(envFile, { token, planner: process.env.PLANPORT_PLANNER || "auto" });
+  process.stderr.write(`starting the planport worker on port ${port} (state in ${persistDir})…\n`);
+  const worker = await startWorkerProcess({
+    port,
+    persistDir,
+    envFile,
+    log: (line) => process.stderr.write(`[worker] ${line}\n`),
+  });
+  const configPath = writeUserConfig({ url: worker.url, token });
+  process.stdout.write(`planport worker: ${worker.url}\ntoken: ${token}\n`);
+  process.stderr.write(
+    `Wrote ${configPath}: planport commands on this machine now use this worker.\n` +
+      `Elsewhere: PLANPORT_URL=${worker.url} PLANPORT_TOKEN=<token above> planport plan <task…>\n` +
+      "Ctrl-C stops it.\n",
+  );
+
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    await Promise.race([worker.exited, once(stop.signal, "abort")]);
+    if (!stop.signal.aborted) {
+      process.stderr.write(
+        "planport: the worker exited on its own; see the [worker] lines above\n",
+      );
+      return EXIT.localFailure;
+    }
+    await worker.stop();
+    return EXIT.ok;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+/**
+ * Shows (or with `--stop`, stops) the embedded local worker.
+ *
+ * @example
+ * process.exitCode = await runEmbedded({ stop: true });
+ */
+export async function runEmbedded(flags: { stop?: boolean }): Promise<number> {
+  if (flags.stop) {
+    const stopped = await stopEmbeddedWorker();
+    process.stderr.write(
+      stopped ? "stopped the embedded local worker\n" : "no embedded local worker is running\n",
+    );
+    return EXIT.ok;
+  }
+  const running = await runningEmbeddedWorker();
+  process.stdout.write(
+    running
+      ? `embedded local worker: ${running.url} (pid ${running.pid}, since ${running.started_at}, state in ${running.persist_dir})\n`
+      : "no embedded local worker is running; planport commands start one when no server is configured\n",
+  );
+  return EXIT.ok;
+}

@@ -1,0 +1,80 @@
+import type { Session } from "../../src/protocol/index.ts";
+import { formatAge } from "../duration.ts";
+
+/** Readable views of sessions for `list` and `status`. Pure: the time is passed in. */
+
+const TITLE_MAX_CHARS = 40;
+
+/** Phase in the words the CLI uses while polling. */
+export function phaseLabel(phase: Session["phase"]): string {
+  switch (phase) {
+    case "running":
+      return "researching";
+    case "needs_input":
+      return "needs input";
+    case "plan_ready":
+      return "plan ready";
+    case "executing":
+      return "executing";
+    case "done":
+      return "done";
+  }
+}
+
+/**
+ * One row per session: id, title, status, phase, rejections, age, review link.
+ *
+ * @example
+ * console.log(sessionTable(list.data, Date.now()));
+ */
+export function sessionTable(sessions: readonly Session[], nowMs: number): string {
+  if (sessions.length === 0) return "No sessions yet. Start one with: planport plan <task…>";
+  const header = ["ID", "TITLE", "STATUS", "PHASE", "REJ", "AGE", "REVIEW"];
+  const rows = sessions.map((s) => [
+    s.id,
+    truncate(s.title, TITLE_MAX_CHARS),
+    s.status,
+    phaseLabel(s.phase),
+    String(s.reject_count),
+    formatAge(nowMs - Date.parse(s.created_at)),
+    s.review_url,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join("\n");
+}
+
+/**
+ * One session, field per line.
+ *
+ * @example
+ * console.log(sessionDetails(session, Date.now()));
+ */
+export function sessionDetails(s: Session, nowMs: number): string {
+  const outcome = s.outcome
+    ? `${s.outcome.kind}${s.outcome.execution_target ? ` (${s.outcome.execution_target})` : ""}${s.outcome.subtype ? ` ${s.outcome.subtype}` : ""}`
+    : "none yet";
+  const fields: [string, string][] = [
+    ["id", s.id],
+    ["title", s.title],
+    ["status", s.status],
+    ["phase", phaseLabel(s.phase)],
+    ["planner", s.planner + (s.can_execute_remotely ? "" : " (cannot execute remotely)")],
+    ["rejections", String(s.reject_count)],
+    ["outcome", outcome],
+    ["age", formatAge(nowMs - Date.parse(s.created_at))],
+    ["tokens", `${s.usage.input_tokens} in / ${s.usage.output_tokens} out`],
+    ["review", s.review_url],
+  ];
+  const width = Math.max(...fields.map(([k]) => k.length));
+  return fields.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n");
+}
+
+function truncate(text: string, max: number): string {
+  const oneLine = text.replace(/\s+/g, " ").trim();
+  return oneLine.length <= max ? oneLine : `${oneLine.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,81 @@
+import { isCancel, select } from "@clack/prompts";
+import type { Session } from "../../src/protocol/index.ts";
+import { carryOutTeleport, saveTeleportedPlan, type TeleportChoice } from "../handoff.ts";
+import { EXIT } from "./exit-codes.ts";
+import type { Settings } from "./flags.ts";
+import type { Reporter } from "./reporter.ts";
+
+/** The terminal side of a teleport: save the plan, report it, let the user choose, run the command. */
+
+/**
+ * Saves the teleported plan, prints the outcome, and carries it out; resolves with the exit
+ * code (0, or 1 when the --on-teleport command failed — the plan file is kept either way).
+ *
+ * @example
+ * return await handOff(session, outcome, settings, reporter);
+ */
+export async function handOff(
+  session: Session,
+  outcome: { plan: string; rejectCount: number },
+  settings: Settings,
+  reporter: Reporter,
+): Promise<number> {
+  reporter.pause();
+  const planFile = saveTeleportedPlan({
+    plan: outcome.plan,
+    title: session.title,
+    repoRoot: settings.repoRoot,
+    plansDir: settings.plansDir,
+    warn: reporter.warn,
+  });
+  reporter.outcome({
+    kind: "teleport",
+    executionTarget: "local",
+    plan: outcome.plan,
+    planFile,
+    rejectCount: outcome.rejectCount,
+  });
+  const interactive =
+    !settings.json && process.stdin.isTTY === true && process.stderr.isTTY === true;
+  const { choice, commandExitCode } = await carryOutTeleport({
+    plan: outcome.plan,
+    planFile,
+    repoRoot: settings.repoRoot,
+    onTeleport: settings.onTeleport,
+    choose: interactive ? askChoice : undefined,
+    output: settings.json ? "stderr" : "inherit",
+  });
+  if (choice === "cancel") {
+    reporter.note(`The plan is saved at ${planFile}`);
+    if (settings.onTeleport === undefined) {
+      reporter.note(
+        "Pass --on-teleport CMD (or set PLANPORT_ON_TELEPORT) to hand plans to your agent.",
+      );
+    }
+    return EXIT.ok;
+  }
+  if (commandExitCode !== 0) {
+    reporter.warn(
+      `the --on-teleport command exited with ${commandExitCode}; the plan is saved at ${planFile}`,
+    );
+    return EXIT.localFailure;
+  }
+  return EXIT.ok;
+}
+
+async function askChoice(planFile: string): Promise<TeleportChoice> {
+  const choice = await select<TeleportChoice>({
+    message: `The plan is saved at ${planFile}. What next?`,
+    options: [
+      { value: "implement", label: "Implement here", hint: "run --on-teleport with this context" },
+      {
+        value: "fresh",
+        label: "Start a new session",
+        hint: "run --on-teleport with a fresh context",
+      },
+      { value: "cancel", label: "Cancel", hint: "keep the file" },
+    ],
+    output: process.stderr,
+  });
+  return isCancel(choice) ? "cancel" : choice;
+}

@@ -1,0 +1,87 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { z } from "zod";
+import { safeJson } from "./home.ts";
+import { isAlive } from "./pid-lock.ts";
+
+/**
+ * The record of the running embedded worker (`worker.json`: pid, port, url, persist dir) and
+ * the process control around it: is that pid still our worker, and stopping it cleanly.
+ */
+
+/** How long a stopping worker gets for a clean shutdown before it is killed. */
+const STOP_GRACE_MS = 5_000;
+
+export const RecordSchema = z.object({
+  pid: z.number().int().positive(),
+  port: z.number().int().positive(),
+  url: z.string(),
+  persist_dir: z.string(),
+  started_at: z.string(),
+});
+export type EmbeddedRecord = z.infer<typeof RecordSchema>;
+
+/**
+ * Stops the recorded worker (SIGTERM to its process group, SIGKILL after a grace period) and
+ * removes the record. Resolves true when a running worker was stopped.
+ *
+ * @example
+ * await stopRecordedWorker(paths.record);
+ */
+export async function stopRecordedWorker(recordPath: string): Promise<boolean> {
+  const record = readRecord(recordPath);
+  if (!record) return false;
+  let stopped = false;
+  if (isAlive(record.pid) && isOurWorker(record)) {
+    signalGroup(record.pid, "SIGTERM");
+    if (!(await exitedWithin(record.pid, STOP_GRACE_MS))) {
+      signalGroup(record.pid, "SIGKILL");
+      await exitedWithin(record.pid, STOP_GRACE_MS);
+    }
+    stopped = true;
+  }
+  rmSync(recordPath, { force: true });
+  return stopped;
+}
+
+/**
+ * A recorded pid may have been reused by an unrelated process after a reboot: only a process
+ * whose command line names our persist dir is ours to reuse or signal.
+ */
+export function isOurWorker(record: EmbeddedRecord): boolean {
+  try {
+    const args = execFileSync("ps", ["-o", "args=", "-p", String(record.pid)], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    return args.includes("wrangler") && args.includes(record.persist_dir);
+  } catch {
+    return false;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+async function exitedWithin(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return !isAlive(pid);
+}
+
+export function readRecord(path: string): EmbeddedRecord | null {
+  try {
+    const parsed = RecordSchema.safeParse(safeJson(readFileSync(path, "utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}

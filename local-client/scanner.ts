@@ -1,0 +1,208 @@
+import {
+  APPROVED_PLAN_EDITED_MARKER,
+  APPROVED_PLAN_MARKER,
+  type Event,
+  TELEPORT_SENTINEL,
+  type ToolResultBlock,
+  toolResultText,
+} from "../src/protocol/index.ts";
+
+/**
+ * The ExitPlanMode classifier: reads the event feed of a remote planning session and says what
+ * happened to the plan. Pure — no I/O, no timers — so it can be fed synthetic or recorded
+ * events; the poller (`poller.ts`) is the only place that fetches, sleeps and counts failures.
+ */
+
+/** What one batch of events meant for the plan (CONTRACT "Local client library"). */
+export type ScanResult =
+  | { kind: "approved"; plan: string }
+  | { kind: "teleport"; plan: string }
+  /** `id` is the tool_use id of the ExitPlanMode call the user rejected. */
+  | { kind: "rejected"; id: string }
+  | { kind: "pending" }
+  /** `message` is the session's own sentence about why it ended, when it gave one. */
+  | { kind: "terminated"; subtype: string; message?: string }
+  | { kind: "unchanged" };
+
+/** Everything a scanner needs to carry on where another left off (saved by `attach`). */
+export interface ScannerState {
+  rejectCount: number;
+  /** tool_use ids of ExitPlanMode calls seen without a decision yet, oldest first. */
+  openPlanCalls: string[];
+  everSeenPending: boolean;
+}
+
+/** Thrown by {@link ExitPlanModeScanner.ingest} for an approval whose plan cannot be read. */
+export class MarkerMissingError extends Error {
+  constructor(readonly toolUseId: string) {
+    super(
+      `ExitPlanMode call ${toolUseId} was answered as approved, but the tool result carries neither ` +
+        `"${APPROVED_PLAN_MARKER}" nor "${APPROVED_PLAN_EDITED_MARKER}"; the plan cannot be extracted`,
+    );
+    this.name = "MarkerMissingError";
+  }
+}
+
+/**
+ * Why this order: one batch can hold an approval and, later, the session's end (a teleport is
+ * followed by `result/archived`; an approved run may crash right after). The approval really
+ * happened, so it wins over the end. An end beats a rejection because nothing more can follow
+ * it; a rejection beats a new pending call because the count must be reported even when the
+ * model already re-submitted in the same batch.
+ */
+const PRECEDENCE: Record<ScanResult["kind"], number> = {
+  approved: 5,
+  teleport: 5,
+  terminated: 4,
+  rejected: 3,
+  pending: 2,
+  unchanged: 1,
+};
+
+/**
+ * The stronger of two results under the CONTRACT precedence; on a tie the earlier one stays
+ * (the first decision in the stream is the one that happened).
+ *
+ * @example
+ * strongest({ kind: "terminated", subtype: "archived" }, { kind: "teleport", plan: "p" }).kind
+ * // → "teleport"
+ */
+export function strongest(a: ScanResult, b: ScanResult): ScanResult {
+  return PRECEDENCE[b.kind] > PRECEDENCE[a.kind] ? b : a;
+}
+
+/** True for results after which the poll is over (the plan has a verdict or the session ended). */
+export function isFinal(result: ScanResult): boolean {
+  return result.kind === "approved" || result.kind === "teleport" || result.kind === "terminated";
+}
+
+/**
+ * Classifies ExitPlanMode outcomes from event batches, in time linear in the events ingested.
+ *
+ * @example
+ * const scanner = new ExitPlanModeScanner();
+ * const result = scanner.ingest(page.data);
+ * if (result.kind === "approved") console.log(result.plan);
+ * console.log(scanner.rejectCount, scanner.hasPendingPlan);
+ */
+export class ExitPlanModeScanner {
+  #rejectCount = 0;
+  #everSeenPending = false;
+  /**
+   * Tracked by tool_use id rather than "the last call" because a rejection and the model's next
+   * ExitPlanMode can arrive in one batch: each call is decided by its own tool_result, so every
+   * rejection is counted exactly once whatever the batching.
+   */
+  readonly #openPlanCalls = new Set<string>();
+
+  /** Continues from a state saved by {@link ExitPlanModeScanner.state} (e.g. after Ctrl-C). */
+  static restore(state: ScannerState): ExitPlanModeScanner {
+    const scanner = new ExitPlanModeScanner();
+    scanner.#rejectCount = state.rejectCount;
+    scanner.#everSeenPending = state.everSeenPending || state.openPlanCalls.length > 0;
+    for (const id of state.openPlanCalls) scanner.#openPlanCalls.add(id);
+    return scanner;
+  }
+
+  get rejectCount(): number {
+    return this.#rejectCount;
+  }
+
+  /** An ExitPlanMode call is waiting for the user's decision. */
+  get hasPendingPlan(): boolean {
+    return this.#openPlanCalls.size > 0;
+  }
+
+  /** A plan was submitted for review at some point (decides timeout_pending vs timeout_no_plan). */
+  get everSeenPending(): boolean {
+    return this.#everSeenPending;
+  }
+
+  /** A plain copy of the state, for saving next to the poll cursor. */
+  state(): ScannerState {
+    return {
+      rejectCount: this.#rejectCount,
+      openPlanCalls: [...this.#openPlanCalls],
+      everSeenPending: this.#everSeenPending,
+    };
+  }
+
+  /**
+   * Reads one batch (in feed order) and returns its strongest result. Throws
+   * {@link MarkerMissingError} for an approval without a marker: guessing the plan from other
+   * text would hand the user something they never approved.
+   */
+  ingest(events: readonly Event[]): ScanResult {
+    let result: ScanResult = { kind: "unchanged" };
+    for (const event of events) {
+      for (const found of this.#read(event)) result = strongest(result, found);
+    }
+    if (this.hasPendingPlan) result = strongest(result, { kind: "pending" });
+    return result;
+  }
+
+  #read(event: Event): ScanResult[] {
+    if (event.type === "assistant") {
+      for (const block of event.message.content) {
+        if (block.type === "tool_use" && block.name === "ExitPlanMode") {
+          this.#openPlanCalls.add(block.id);
+          this.#everSeenPending = true;
+        }
+      }
+      return [];
+    }
+    if (event.type === "user" && typeof event.message.content !== "string") {
+      const found: ScanResult[] = [];
+      for (const block of event.message.content) {
+        if (block.type !== "tool_result") continue;
+        const decided = this.#decide(block);
+        if (decided) found.push(decided);
+      }
+      return found;
+    }
+    if (event.type === "result") {
+      // `success` only ends a turn (the session waits for a question, a review or a message and
+      // lives on); treating it as the end would abandon every plan still under review.
+      // Every other subtype (error_during_execution, error_max_turns, archived, or one added
+      // later) ends the session: failing closed beats polling a dead session for 30 minutes.
+      if (event.subtype === "success") return [];
+      return [
+        event.message === undefined
+          ? { kind: "terminated", subtype: event.subtype }
+          : { kind: "terminated", subtype: event.subtype, message: event.message },
+      ];
+    }
+    return [];
+  }
+
+  #decide(block: ToolResultBlock): ScanResult | null {
+    // Results of other tools (Read, AskUserQuestion…) say nothing about the plan.
+    if (!this.#openPlanCalls.delete(block.tool_use_id)) return null;
+    const text = toolResultText(block.content);
+    if (block.is_error === true) {
+      const plan = textAfterLineOf(text, [TELEPORT_SENTINEL]);
+      if (plan !== null) return { kind: "teleport", plan };
+      this.#rejectCount += 1;
+      return { kind: "rejected", id: block.tool_use_id };
+    }
+    const plan = textAfterLineOf(text, [APPROVED_PLAN_MARKER, APPROVED_PLAN_EDITED_MARKER]);
+    if (plan === null) throw new MarkerMissingError(block.tool_use_id);
+    return { kind: "approved", plan };
+  }
+}
+
+/**
+ * The text after the line holding the earliest of `markers`, or null when none occurs. The
+ * markers may sit anywhere (the worker puts an explanation for the model before them); the
+ * plan is everything after the marker's line, kept exactly (an empty plan stays empty).
+ */
+function textAfterLineOf(text: string, markers: readonly string[]): string | null {
+  let at = -1;
+  for (const marker of markers) {
+    const i = text.indexOf(marker);
+    if (i !== -1 && (at === -1 || i < at)) at = i;
+  }
+  if (at === -1) return null;
+  const lineEnd = text.indexOf("\n", at);
+  return lineEnd === -1 ? "" : text.slice(lineEnd + 1);
+}

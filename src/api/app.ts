@@ -1,0 +1,58 @@
+import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { Env } from "../env.ts";
+import { reviewRoutes } from "../review/index.ts";
+import { sessionStub } from "../session/sessions.ts";
+import type { AppEnv } from "./auth.ts";
+import { sendFailure } from "./errors.ts";
+import { sessionRoutes } from "./sessions.ts";
+import { snapshotRoutes } from "./snapshots.ts";
+
+/**
+ * The worker's HTTP application: health, snapshots and sessions, with error handling that
+ * answers every bad input with a 4xx and the CONTRACT error body (a 500 only for our own bugs).
+ *
+ * @example
+ * const app = createApp();
+ * const res = await app.request("/v1/healthz"); // 200 {"ok": true}
+ */
+export function createApp(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.get("/v1/healthz", (c) => c.json({ ok: true }));
+  app.route("/", snapshotRoutes);
+  app.route("/", sessionRoutes);
+  // The review page (no bearer token: the review key in the link is the credential).
+  app.route(
+    "/review",
+    reviewRoutes<Env>((env) => ({
+      loadReview: (id, key) => sessionStub(env, id).review({ kind: "review", key }),
+    })),
+  );
+
+  app.notFound((c) =>
+    sendFailure(
+      c,
+      404,
+      "not_found",
+      `No route ${c.req.method} ${new URL(c.req.url).pathname}; see the API in the README.`,
+    ),
+  );
+  app.onError((err, c) => {
+    if (err instanceof HTTPException && err.status < 500) {
+      return sendFailure(
+        c,
+        err.status === 413 ? 413 : 400,
+        err.status === 413 ? "payload_too_large" : "invalid_body",
+        err.message || "The request could not be read.",
+      );
+    }
+    console.error("planport: unhandled error", err);
+    return sendFailure(
+      c,
+      500,
+      "internal_error",
+      "The server failed on this request (it was logged); try again, and report it if it persists.",
+    );
+  });
+  return app;
+}

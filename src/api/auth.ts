@@ -1,0 +1,137 @@
+import type { MiddlewareHandler } from "hono";
+import type { Env } from "../env.ts";
+import type { Access } from "../session/result.ts";
+import { sendFailure } from "./errors.ts";
+
+/**
+ * Authentication (DESIGN.md "Auth and access"). A bearer token is matched against every
+ * configured token by comparing sha256 digests in constant time, with no early exit; the owner
+ * is a hash of the token, never the token. Session-scoped routes also accept the session's
+ * review key (`X-Review-Key`), which the session object checks itself.
+ */
+
+/** `access` is set on every authenticated route; `owner` only where a bearer token is required. */
+export type AppEnv = { Bindings: Env; Variables: { access: Access; owner: string } };
+
+const OWNER_HASH_PREFIX = "planport:owner:";
+const OWNER_ID_HEX_CHARS = 32;
+
+const encoder = new TextEncoder();
+
+async function sha256(text: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The owner id of a token: hex sha256 of `planport:owner:` + token, first 32 characters.
+ *
+ * @example await ownerIdOf("secret1") // "3f5c…" (32 hex characters)
+ */
+export async function ownerIdOf(token: string): Promise<string> {
+  return hex(await sha256(OWNER_HASH_PREFIX + token)).slice(0, OWNER_ID_HEX_CHARS);
+}
+
+interface ConfiguredToken {
+  digest: Uint8Array;
+  owner: string;
+}
+
+/**
+ * Digests and owner ids of the configured tokens, computed once per distinct configuration
+ * (every authenticated request, polls above all, then costs one digest).
+ */
+const configuredTokens = new Map<string, Promise<ConfiguredToken[]>>();
+
+function tokensOf(configured: string): Promise<ConfiguredToken[]> {
+  let tokens = configuredTokens.get(configured);
+  if (tokens === undefined) {
+    const list = configured
+      .split(",")
+      .map((t) => t.trim())
+      .filter((t) => t !== "");
+    tokens = Promise.all(
+      list.map(async (token) => ({ digest: await sha256(token), owner: await ownerIdOf(token) })),
+    );
+    configuredTokens.set(configured, tokens);
+  }
+  return tokens;
+}
+
+/**
+ * The owner of a presented token, or null when it matches no configured token (or none is
+ * configured: fail closed).
+ *
+ * @example await ownerOfToken("secret1", "secret1,secret2") // "3f5c…"
+ */
+export async function ownerOfToken(
+  presented: string,
+  configured: string | undefined,
+): Promise<string | null> {
+  if (configured === undefined || presented === "") return null;
+  const tokens = await tokensOf(configured);
+  const digest = await sha256(presented);
+  let owner: string | null = null;
+  for (const token of tokens) {
+    if (crypto.subtle.timingSafeEqual(digest, token.digest) && owner === null) owner = token.owner;
+  }
+  return owner;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+async function ownerAccess(
+  header: string,
+  configured: string | undefined,
+): Promise<{ kind: "owner"; owner: string } | null> {
+  const token = BEARER.exec(header)?.[1];
+  if (token === undefined) return null;
+  const owner = await ownerOfToken(token, configured);
+  return owner === null ? null : { kind: "owner", owner };
+}
+
+const UNAUTHORIZED_MESSAGE =
+  "Send Authorization: Bearer <token> with one of the server's PLANPORT_TOKENS (or, on a session's own routes, X-Review-Key with its review key).";
+
+/**
+ * Requires a bearer token (list, create, snapshots).
+ *
+ * @example app.get("/v1/sessions", requireOwner, (c) => c.text(c.get("owner")));
+ */
+export const requireOwner: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const access = await ownerAccess(c.req.header("authorization") ?? "", c.env.PLANPORT_TOKENS);
+  if (access === null) {
+    return sendFailure(
+      c,
+      401,
+      "unauthorized",
+      "Send Authorization: Bearer <token> with one of the server's PLANPORT_TOKENS.",
+    );
+  }
+  c.set("access", access);
+  c.set("owner", access.owner);
+  await next();
+};
+
+/**
+ * Requires a bearer token or the session's review key (session-scoped routes). A wrong review
+ * key is not refused here: the session answers 404, the same as for an unknown session.
+ *
+ * @example app.get("/v1/sessions/:id", requireSessionAccess, handler);
+ */
+export const requireSessionAccess: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const authorization = c.req.header("authorization");
+  const reviewKey = c.req.header("x-review-key");
+  const access =
+    authorization !== undefined
+      ? await ownerAccess(authorization, c.env.PLANPORT_TOKENS)
+      : reviewKey !== undefined && reviewKey !== ""
+        ? ({ kind: "review", key: reviewKey } as const)
+        : null;
+  if (access === null) return sendFailure(c, 401, "unauthorized", UNAUTHORIZED_MESSAGE);
+  c.set("access", access);
+  await next();
+};

@@ -1,0 +1,114 @@
+import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
+import {
+  AnswerMessageSchema,
+  CreateSessionSchema,
+  DecisionSchema,
+  FeedQuerySchema,
+  ListSessionsQuerySchema,
+  SESSION_ID_PATTERN,
+  TextMessageSchema,
+} from "../protocol/index.ts";
+import { eventSeq } from "../session/ids.ts";
+import { NOT_FOUND } from "../session/result.ts";
+import { createSession, listSessions, sessionStub } from "../session/sessions.ts";
+import { type AppEnv, requireOwner, requireSessionAccess } from "./auth.ts";
+import { sendError, sendFailure, sendResult } from "./errors.ts";
+import { jsonBodyLimit, readJson, readQuery } from "./validate.ts";
+
+/**
+ * The sessions API (CONTRACT "HTTP API"). Each route validates, calls one domain function or
+ * one method of the session's Durable Object, and maps the answer to HTTP.
+ */
+export const sessionRoutes = new Hono<AppEnv>();
+
+/** The origin the review link is built on: wherever this request reached the worker. */
+function originOf(url: string): string {
+  return new URL(url).origin;
+}
+
+sessionRoutes.post("/v1/sessions", requireOwner, jsonBodyLimit, async (c) => {
+  const body = await readJson(c, CreateSessionSchema);
+  if (!body.ok) return sendError(c, body.error);
+  return sendResult(
+    c,
+    await createSession(c.env, c.get("owner"), body.value, originOf(c.req.url)),
+    201,
+  );
+});
+
+sessionRoutes.get("/v1/sessions", requireOwner, async (c) => {
+  const query = readQuery(c, ListSessionsQuerySchema);
+  if (!query.ok) return sendError(c, query.error);
+  return sendResult(c, await listSessions(c.env, c.get("owner"), query.value, originOf(c.req.url)));
+});
+
+/**
+ * Session-scoped routes: a bearer token or the review key; an id that cannot be a session id
+ * is answered like an unknown session, without waking a Durable Object for it.
+ */
+const sessionScope = [
+  requireSessionAccess,
+  createMiddleware<AppEnv>(async (c, next) => {
+    if (!SESSION_ID_PATTERN.test(c.req.param("id") ?? "")) return sendError(c, NOT_FOUND.error);
+    await next();
+  }),
+] as const;
+
+sessionRoutes.get("/v1/sessions/:id", ...sessionScope, async (c) => {
+  const stub = sessionStub(c.env, c.req.param("id"));
+  return sendResult(c, await stub.get(c.get("access"), originOf(c.req.url)));
+});
+
+sessionRoutes.get("/v1/sessions/:id/events", ...sessionScope, async (c) => {
+  const query = readQuery(c, FeedQuerySchema);
+  if (!query.ok) return sendError(c, query.error);
+  const cursor = query.value.after_id;
+  const afterSeq = cursor === undefined || cursor === "" ? 0 : eventSeq(cursor);
+  if (afterSeq === null) {
+    return sendFailure(
+      c,
+      400,
+      "invalid_cursor",
+      "after_id must be an event id such as evt_0000000000000042 (the last_id of a previous page).",
+    );
+  }
+  const stub = sessionStub(c.env, c.req.param("id"));
+  return sendResult(c, await stub.events(c.get("access"), afterSeq, query.value.limit));
+});
+
+sessionRoutes.get("/v1/sessions/:id/plan", ...sessionScope, async (c) => {
+  const stub = sessionStub(c.env, c.req.param("id"));
+  return sendResult(c, await stub.plan(c.get("access")));
+});
+
+sessionRoutes.get("/v1/sessions/:id/changes", ...sessionScope, async (c) => {
+  const stub = sessionStub(c.env, c.req.param("id"));
+  const diff = await stub.changes(c.get("access"));
+  if (!diff.ok) return sendError(c, diff.error);
+  return c.body(diff.value, 200, { "content-type": "text/x-diff; charset=utf-8" });
+});
+
+sessionRoutes.post("/v1/sessions/:id/messages", ...sessionScope, jsonBodyLimit, async (c) => {
+  // Pick the shape by its keys, so an error names the field that is wrong.
+  const body = await readJson(c, (json) =>
+    typeof json === "object" && json !== null && "text" in json
+      ? TextMessageSchema.strict()
+      : AnswerMessageSchema.strict(),
+  );
+  if (!body.ok) return sendError(c, body.error);
+  const stub = sessionStub(c.env, c.req.param("id"));
+  return sendResult(c, await stub.message(c.get("access"), body.value, originOf(c.req.url)), 202);
+});
+
+sessionRoutes.post("/v1/sessions/:id/decision", ...sessionScope, jsonBodyLimit, async (c) => {
+  const body = await readJson(c, DecisionSchema);
+  if (!body.ok) return sendError(c, body.error);
+  const stub = sessionStub(c.env, c.req.param("id"));
+  return sendResult(c, await stub.decide(c.get("access"), body.value, originOf(c.req.url)));
+});
+
+sessionRoutes.post("/v1/sessions/:id/archive", ...sessionScope, async (c) => {
+  const stub = sessionStub(c.env, c.req.param("id"));
+  return sendResult(c, await stub.archive(c.get("access"), originOf(c.req.url)));
+});

@@ -1,0 +1,93 @@
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { z } from "zod";
+import { fail, ok, type Result } from "../session/result.ts";
+import type { AppEnv } from "./auth.ts";
+import { sendFailure } from "./errors.ts";
+
+/**
+ * Input at the edge: JSON bodies and query strings checked with zod, every failure a 4xx with
+ * a code and a sentence that names the field; bodies over the limit are cut off with 413.
+ */
+
+/** Large enough for a 200,000-character plan edited by the user, or a long scripted session. */
+export const MAX_JSON_BODY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Refuses JSON bodies over {@link MAX_JSON_BODY_BYTES} with 413 (counted while streaming when
+ * there is no Content-Length).
+ */
+export const jsonBodyLimit = bodyLimit({
+  maxSize: MAX_JSON_BODY_BYTES,
+  onError: (c) =>
+    sendFailure(
+      c,
+      413,
+      "payload_too_large",
+      `The body is larger than ${MAX_JSON_BODY_BYTES} bytes; send a smaller request.`,
+    ),
+});
+
+/**
+ * Reads and validates a JSON body; `schema` may be chosen by looking at the parsed JSON.
+ *
+ * @example
+ * const body = await readJson(c, DecisionSchema);
+ * if (!body.ok) return sendError(c, body.error);
+ */
+export async function readJson<S extends z.ZodType>(
+  c: Context<AppEnv>,
+  schema: S | ((json: unknown) => S),
+): Promise<Result<z.infer<S>>> {
+  const type = mediaType(c);
+  if (type !== "application/json" && !type.endsWith("+json")) {
+    return fail(
+      400,
+      "invalid_body",
+      "Send the body as JSON with the header Content-Type: application/json.",
+    );
+  }
+  const text = await c.req.text();
+  if (text.trim() === "")
+    return fail(400, "invalid_json", "The body is empty; send a JSON object.");
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : "unparseable";
+    return fail(400, "invalid_json", `The body is not valid JSON (${reason}).`);
+  }
+  const parsed = (typeof schema === "function" ? schema(json) : schema).safeParse(json);
+  return parsed.success
+    ? ok(parsed.data)
+    : fail(400, "invalid_body", `Invalid request body: ${describeIssue(parsed.error)}.`);
+}
+
+/**
+ * The request's media type, without parameters, lower case ("" when absent).
+ *
+ * @example mediaType(c) // "application/json" for "Application/JSON; charset=utf-8"
+ */
+export function mediaType(c: Context): string {
+  return (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+}
+
+/**
+ * Reads and validates the query string (the first value of each parameter).
+ *
+ * @example const query = readQuery(c, ListSessionsQuerySchema);
+ */
+export function readQuery<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Result<z.infer<S>> {
+  const parsed = schema.safeParse(c.req.query());
+  return parsed.success
+    ? ok(parsed.data)
+    : fail(400, "invalid_query", `Invalid query: ${describeIssue(parsed.error)}.`);
+}
+
+/** The first issue as "field: what is wrong" (the body as a whole has no field name). */
+export function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return "it does not match the expected shape";
+  const where = issue.path.length > 0 ? issue.path.map(String).join(".") : "body";
+  return `${where}: ${issue.message}`;
+}

@@ -1,0 +1,63 @@
+import { z } from "zod";
+import { EMPTY_SCHEDULE } from "./plan-mode/reminders.ts";
+
+/**
+ * What the engine remembers between steps, stored by the session through
+ * `saveEngineState` in the same transactions as the events it concerns. Everything else is
+ * derived from the event log.
+ */
+export const EngineStateSchema = z.object({
+  v: z.literal(1),
+  /** The task was written to the log as the first user message (once, on the first step). */
+  opened: z.boolean(),
+  /** The reminder schedule after the newest human turn the engine has seen. */
+  schedule: z.object({
+    humanTurns: z.number().int().nonnegative(),
+    lastReminderTurn: z.number().int().nonnegative(),
+    reminders: z.number().int().nonnegative(),
+  }),
+  /** Id of the newest human-turn event the schedule has counted (a watermark). */
+  lastHumanEventId: z.string().nullable(),
+  /** Which human turn got which reminder (kind and whether the plan existed then). */
+  reminders: z.array(
+    z.object({
+      eventId: z.string(),
+      kind: z.enum(["full", "sparse"]),
+      planExists: z.boolean(),
+    }),
+  ),
+  /** Tool calls for which the engine opened a wait: their results are user input. */
+  openedWaits: z.array(z.string()),
+});
+export type EngineState = z.infer<typeof EngineStateSchema>;
+
+export const INITIAL_ENGINE_STATE: EngineState = {
+  v: 1,
+  opened: false,
+  schedule: EMPTY_SCHEDULE,
+  lastHumanEventId: null,
+  reminders: [],
+  openedWaits: [],
+};
+
+/**
+ * Reads the stored state; null (first step) gives the initial state. A stored value that does
+ * not parse is an error (fail closed: the engine must not forget which waits it opened).
+ *
+ * @example
+ * const loaded = parseEngineState(port.loadEngineState()); // { ok: true, state }
+ */
+export function parseEngineState(
+  stored: unknown,
+): { ok: true; state: EngineState } | { ok: false; message: string } {
+  if (stored === null || stored === undefined)
+    return { ok: true, state: structuredClone(INITIAL_ENGINE_STATE) };
+  const parsed = EngineStateSchema.safeParse(stored);
+  return parsed.success
+    ? { ok: true, state: parsed.data }
+    : {
+        ok: false,
+        message:
+          "The planning engine's saved state is damaged, so the session cannot continue safely.",
+      };
+}

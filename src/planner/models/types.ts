@@ -1,0 +1,68 @@
+import type {
+  PermissionMode,
+  TextBlock,
+  ToolResultBlock,
+  ToolUseBlock,
+  Usage,
+} from "../../protocol/index.ts";
+import type { ToolSpec } from "../tools/types.ts";
+
+/**
+ * The one small interface every planner implements. A planner is "a model": it sees the
+ * conversation so far and answers with text and tool calls; the engine runs the calls through
+ * the same permission check and tools whoever made them (the offline planner included).
+ */
+export interface Planner {
+  /** The planner's name as sessions show it. */
+  readonly name: "offline" | "anthropic" | "openai" | "workers-ai" | "scripted";
+  /** Whether the planner can carry out an approved plan in the cloud (Write/Edit on the overlay). */
+  readonly canExecuteRemotely: boolean;
+  /** One model call. Throws {@link ModelCallError} on failure (transient ones are retried). */
+  next(request: ModelRequest): Promise<ModelTurn>;
+}
+
+/** A message of the provider-neutral conversation (Anthropic Messages shape). */
+export type ModelMessage =
+  | { role: "user"; content: (TextBlock | ToolResultBlock)[] }
+  | { role: "assistant"; content: (TextBlock | ToolUseBlock)[] };
+
+export interface ModelRequest {
+  /** The stable system prompt (cacheable prefix, together with the tools). */
+  system: string;
+  tools: readonly ToolSpec[];
+  /** Alternating user/assistant messages; every tool_use has its tool_result in the next message. */
+  messages: readonly ModelMessage[];
+  maxOutputTokens: number;
+  /** What the session is about, for planners that do not read prose (the offline planner). */
+  context: {
+    sessionId: string;
+    mode: PermissionMode;
+    planPath: string;
+  };
+  /** Aborts the call (per-call timeout, shutdown). */
+  signal?: AbortSignal;
+}
+
+/** One model reply. */
+export interface ModelTurn {
+  content: (TextBlock | ToolUseBlock)[];
+  usage: Usage;
+  /** The model that answered, when the provider says. */
+  model?: string;
+}
+
+/**
+ * A failed model call. `transient` failures (429, 5xx, 529/overloaded, network, timeouts) are
+ * retried with backoff; the others end the session with this message, which says what failed
+ * and what to do.
+ */
+export class ModelCallError extends Error {
+  override readonly name = "ModelCallError";
+  constructor(
+    message: string,
+    readonly transient: boolean,
+    readonly opts: { status?: number; retryAfterMs?: number } = {},
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,130 @@
+import type { PermissionMode } from "../protocol/index.ts";
+import { isGitInternal, PLANS_DIR, parseRepoPath, REPO_ROOT } from "./paths.ts";
+
+/**
+ * The permission check every tool call passes before it runs. One pure function, so the rule
+ * that makes plan mode read-only is enforcement rather than wording: whatever the model (or
+ * prompt-injected repository content) says, a call it denies changes nothing and the model sees
+ * the reason as an error tool result.
+ *
+ * - Read-only tools (Read, Glob, Grep, LS) are allowed in every mode.
+ * - AskUserQuestion and ExitPlanMode change no file; they are allowed (ExitPlanMode itself
+ *   refuses to run outside plan mode).
+ * - In plan mode, Write/Edit are allowed only on this session's plan file, spelled exactly.
+ * - After approval (any other mode), Write/Edit go to repository paths (the overlay); the plan
+ *   file and the plans folder are then read-only (the approved plan is the contract), and so is
+ *   `.git/`. `..`, odd spellings and absolute paths outside `/repo` are refused in every mode.
+ * - Anything else — unknown tools, malformed input, unexpected fields on a write — is denied.
+ */
+
+export const READ_ONLY_TOOLS = ["Read", "Glob", "Grep", "LS"] as const;
+export const INTERACTION_TOOLS = ["AskUserQuestion", "ExitPlanMode"] as const;
+export const WRITE_TOOLS = ["Write", "Edit"] as const;
+
+/** The fields each write tool may carry; anything else is refused (it could mean a second target). */
+const WRITE_TOOL_FIELDS: Record<(typeof WRITE_TOOLS)[number], readonly string[]> = {
+  Write: ["file_path", "content"],
+  Edit: ["file_path", "old_string", "new_string", "replace_all"],
+};
+
+/** What a permitted write may touch: the plan file, or one repository path in the overlay. */
+export type WriteTarget = { kind: "plan" } | { kind: "repo"; path: string };
+
+export type PermissionDecision =
+  | { behavior: "allow"; target?: WriteTarget }
+  | { behavior: "deny"; reason: string };
+
+export interface ToolCallRequest {
+  mode: PermissionMode;
+  tool: string;
+  input: unknown;
+  /** This session's plan file, e.g. `/plans/bold-eagle.md`. */
+  planPath: string;
+}
+
+/**
+ * Decides one tool call.
+ *
+ * @example
+ * decidePermission({ mode: "plan", tool: "Write", input: { file_path: "/plans/bold-eagle.md", content: "# Plan" }, planPath: "/plans/bold-eagle.md" })
+ * // { behavior: "allow", target: { kind: "plan" } }
+ * decidePermission({ mode: "plan", tool: "Write", input: { file_path: "src/app.ts", content: "" }, planPath: "/plans/bold-eagle.md" })
+ * // { behavior: "deny", reason: "Plan mode is active: …" }
+ */
+export function decidePermission(call: ToolCallRequest): PermissionDecision {
+  const { tool } = call;
+  if (isOneOf(READ_ONLY_TOOLS, tool) || isOneOf(INTERACTION_TOOLS, tool)) {
+    return isPlainObject(call.input)
+      ? { behavior: "allow" }
+      : deny(`The input of ${tool} must be a JSON object.`);
+  }
+  if (!isOneOf(WRITE_TOOLS, tool)) {
+    return deny(
+      `There is no tool named "${tool}". Use one of: Read, Glob, Grep, LS, Write, Edit, AskUserQuestion, ExitPlanMode.`,
+    );
+  }
+  return decideWrite(call.mode, tool, call.input, call.planPath);
+}
+
+function decideWrite(
+  mode: PermissionMode,
+  tool: (typeof WRITE_TOOLS)[number],
+  input: unknown,
+  planPath: string,
+): PermissionDecision {
+  if (!isPlainObject(input)) return deny(`The input of ${tool} must be a JSON object.`);
+  const extra = Object.keys(input).filter((k) => !WRITE_TOOL_FIELDS[tool].includes(k));
+  if (extra.length > 0) {
+    return deny(
+      `${tool} does not accept the field(s) ${extra.map((k) => `"${k}"`).join(", ")}; nothing was written.`,
+    );
+  }
+  const filePath = input.file_path;
+  if (typeof filePath !== "string") {
+    return deny(`${tool} needs "file_path" as a string; nothing was written.`);
+  }
+
+  if (mode === "plan") {
+    if (filePath === planPath) return { behavior: "allow", target: { kind: "plan" } };
+    return deny(
+      `Plan mode is active: the only file you may write or edit is the plan file ${planPath} (spelled exactly like that). ${quotePath(filePath)} was not changed. Describe the change in the plan instead; it is carried out only after the user approves the plan.`,
+    );
+  }
+
+  if (filePath === planPath || filePath === PLANS_DIR || filePath.startsWith(`${PLANS_DIR}/`)) {
+    return deny(
+      `The plan was approved and is now read-only: implement it in the repository (paths under ${REPO_ROOT}/) instead of changing ${quotePath(filePath)}.`,
+    );
+  }
+  const parsed = parseRepoPath(filePath);
+  if (!parsed.ok) return deny(`${parsed.reason} Nothing was written.`);
+  if (isGitInternal(parsed.path)) {
+    return deny(
+      `${quotePath(filePath)} is inside .git, which is never written. Nothing was written.`,
+    );
+  }
+  return { behavior: "allow", target: { kind: "repo", path: parsed.path } };
+}
+
+function deny(reason: string): PermissionDecision {
+  return { behavior: "deny", reason };
+}
+
+/** Shows a path in a denial without letting control characters through to the feed. */
+function quotePath(path: string): string {
+  return JSON.stringify(path.length > 200 ? `${path.slice(0, 200)}…` : path);
+}
+
+function isOneOf<T extends string>(list: readonly T[], value: string): value is T {
+  return (list as readonly string[]).includes(value);
+}
+
+/**
+ * True for a JSON object (not null, not an array).
+ *
+ * @example
+ * isPlainObject({}) // true
+ */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

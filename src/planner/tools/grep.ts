@@ -1,0 +1,218 @@
+import picomatch from "picomatch/posix";
+import { z } from "zod";
+import { displayRepoPath, parseRepoPath } from "../paths.ts";
+import {
+  describeInvalidInput,
+  fail,
+  modelSchema,
+  ok,
+  type Tool,
+  type ToolContext,
+} from "./types.ts";
+
+/** Entries (files, counts or lines) one Grep returns unless `head_limit` says otherwise. */
+export const GREP_DEFAULT_LIMIT = 250;
+export const GREP_MAX_LIMIT = 1_000;
+/** Most characters one Grep returns. */
+export const GREP_MAX_CHARS = 40_000;
+/** Longest line shown in content mode. */
+export const GREP_MAX_LINE_CHARS = 500;
+/** A file whose first bytes hold a NUL is treated as binary and skipped. */
+const BINARY_PROBE_CHARS = 8_000;
+
+const contextLines = z.number().int().min(0).max(20).optional();
+
+export const GrepInput = z.strictObject({
+  pattern: z
+    .string()
+    .min(1)
+    .max(1_000)
+    .describe("A JavaScript regular expression to search file contents for."),
+  path: z
+    .string()
+    .max(1_024)
+    .optional()
+    .describe(
+      "A file or folder to search (relative to the repository root, or under /repo). Defaults to the whole repository.",
+    ),
+  glob: z
+    .string()
+    .max(1_000)
+    .optional()
+    .describe(
+      'Only search files matching this glob, e.g. "*.ts" (matched against file names) or "src/**/*.{ts,tsx}" (matched against paths).',
+    ),
+  output_mode: z
+    .enum(["files_with_matches", "content", "count"])
+    .optional()
+    .describe(
+      '"files_with_matches" (default): paths of matching files; "content": matching lines as path:line:text; "count": path:number of matching lines.',
+    ),
+  "-i": z.boolean().optional().describe("Case-insensitive search."),
+  "-n": z.boolean().optional().describe("Show line numbers in content mode (default true)."),
+  "-A": contextLines.describe("Lines of context after each match (content mode)."),
+  "-B": contextLines.describe("Lines of context before each match (content mode)."),
+  "-C": contextLines.describe("Lines of context before and after each match (content mode)."),
+  head_limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(GREP_MAX_LIMIT)
+    .optional()
+    .describe(`Return at most this many entries (default ${GREP_DEFAULT_LIMIT}).`),
+});
+type GrepArgs = z.infer<typeof GrepInput>;
+
+/**
+ * Searches repository file contents with a JavaScript regular expression, file by file (the
+ * snapshot is streamed, so memory stays bounded whatever the repository's size).
+ *
+ * @example
+ * await grepTool.run({ pattern: "createSession", output_mode: "content", "-C": 1 }, ctx)
+ */
+export const grepTool: Tool = {
+  spec: {
+    name: "Grep",
+    description: `Searches the contents of repository files with a JavaScript regular expression (e.g. "log.*Error", "function\\\\s+\\\\w+"). Filter files with glob or path; choose output_mode files_with_matches (default), content (path:line:text, with -A/-B/-C context) or count. Results are sorted by path and capped at ${GREP_DEFAULT_LIMIT} entries (head_limit up to ${GREP_MAX_LIMIT}).`,
+    input_schema: modelSchema(GrepInput),
+  },
+  async run(input: unknown, ctx: ToolContext) {
+    const parsed = GrepInput.safeParse(input);
+    if (!parsed.success) return fail(describeInvalidInput("Grep", parsed.error));
+    const args = parsed.data;
+
+    let regex: RegExp;
+    try {
+      regex = new RegExp(args.pattern, args["-i"] ? "i" : "");
+    } catch (error) {
+      return fail(
+        `The pattern is not a valid JavaScript regular expression: ${(error as Error).message}`,
+      );
+    }
+    const scope = await resolveScope(args, ctx);
+    if (!scope.ok) return fail(scope.reason);
+    return ok(await search(ctx, regex, args, scope.accept));
+  },
+};
+
+async function resolveScope(
+  args: GrepArgs,
+  ctx: ToolContext,
+): Promise<{ ok: true; accept: (path: string) => boolean } | { ok: false; reason: string }> {
+  let base = "";
+  let singleFile: string | null = null;
+  if (args.path !== undefined && args.path !== "") {
+    const parsed = parseRepoPath(args.path, { dir: true });
+    if (!parsed.ok) return parsed;
+    const files = await ctx.workspace.listRepoFiles();
+    if (files.includes(parsed.path)) singleFile = parsed.path;
+    else if (await ctx.workspace.isDirectory(parsed.path)) base = parsed.path;
+    else return { ok: false, reason: `No such file or folder: ${displayRepoPath(parsed.path)}` };
+  }
+  const globMatch = args.glob ? picomatch(args.glob, { dot: true }) : null;
+  const globOnPath = args.glob?.includes("/") ?? false;
+  const prefix = base === "" ? "" : `${base}/`;
+  return {
+    ok: true,
+    accept: (path) => {
+      if (singleFile !== null) return path === singleFile;
+      if (!path.startsWith(prefix)) return false;
+      if (globMatch === null) return true;
+      const subject = globOnPath
+        ? path.slice(prefix.length)
+        : path.slice(path.lastIndexOf("/") + 1);
+      return globMatch(subject);
+    },
+  };
+}
+
+async function search(
+  ctx: ToolContext,
+  regex: RegExp,
+  args: GrepArgs,
+  accept: (path: string) => boolean,
+): Promise<string> {
+  const mode = args.output_mode ?? "files_with_matches";
+  const limit = args.head_limit ?? GREP_DEFAULT_LIMIT;
+  const before = args["-B"] ?? args["-C"] ?? 0;
+  const after = args["-A"] ?? args["-C"] ?? 0;
+  const numbered = args["-n"] ?? true;
+
+  const entries: string[] = [];
+  let chars = 0;
+  let files = 0;
+  let matches = 0;
+  let cut = false;
+
+  for await (const file of ctx.workspace.scanRepo(accept)) {
+    if (file.text.slice(0, BINARY_PROBE_CHARS).includes("\u0000")) continue;
+    const lines = file.text.split("\n");
+    const hits: number[] = [];
+    for (let i = 0; i < lines.length; i++) if (regex.test(lines[i]!)) hits.push(i);
+    if (hits.length === 0) continue;
+    files++;
+    matches += hits.length;
+    if (mode === "content") {
+      for (const row of contentRows(file.path, lines, hits, before, after, numbered)) {
+        if (entries.length >= limit || chars + row.length > GREP_MAX_CHARS) {
+          cut = true;
+          break;
+        }
+        entries.push(row);
+        chars += row.length + 1;
+      }
+      if (cut) break;
+      continue;
+    }
+    const row = mode === "count" ? `${file.path}:${hits.length}` : file.path;
+    if (entries.length < limit && chars + row.length <= GREP_MAX_CHARS) {
+      entries.push(row);
+      chars += row.length + 1;
+    } else cut = true;
+  }
+
+  if (files === 0) return "No matches found";
+  if (mode === "content") {
+    return cut
+      ? `${entries.join("\n")}\n(Output cut after ${entries.length} lines; narrow the search with path or glob, or raise head_limit.)`
+      : entries.join("\n");
+  }
+  if (mode === "count") {
+    const total = `Found ${matches} matching line${matches === 1 ? "" : "s"} in ${files} file${files === 1 ? "" : "s"}`;
+    return cut
+      ? `${entries.join("\n")}\n(${total}; showing the first ${entries.length} files.)`
+      : `${entries.join("\n")}\n(${total}.)`;
+  }
+  const head = `Found ${files} file${files === 1 ? "" : "s"}`;
+  return cut
+    ? `${head}\n${entries.join("\n")}\n(Showing the first ${entries.length} of ${files} files, sorted by path.)`
+    : `${head}\n${entries.join("\n")}`;
+}
+
+/** grep-style rows: `path:n:text` for matches, `path-n-text` for context, `--` between groups. */
+function contentRows(
+  path: string,
+  lines: readonly string[],
+  hits: readonly number[],
+  before: number,
+  after: number,
+  numbered: boolean,
+): string[] {
+  const hitSet = new Set(hits);
+  const rows: string[] = [];
+  let lastShown = -1;
+  for (const hit of hits) {
+    const from = Math.max(0, hit - before, lastShown + 1);
+    const to = Math.min(lines.length - 1, hit + after);
+    if (lastShown >= 0 && from > lastShown + 1 && (before > 0 || after > 0)) rows.push("--");
+    for (let i = from; i <= to; i++) {
+      let text = (lines[i] ?? "").replace(/\r$/, "");
+      if (text.length > GREP_MAX_LINE_CHARS)
+        text = `${text.slice(0, GREP_MAX_LINE_CHARS)}… [line cut]`;
+      const sep = hitSet.has(i) ? ":" : "-";
+      rows.push(numbered ? `${path}${sep}${i + 1}${sep}${text}` : `${path}${sep}${text}`);
+    }
+    lastShown = Math.max(lastShown, to);
+  }
+  return rows;
+}

@@ -1,0 +1,139 @@
+import markdownIt, { type MarkdownIt, type Token } from "markdown-it";
+import { escapeHtml, SafeHtml } from "./html.ts";
+
+/**
+ * The plan as HTML, safe to put in the review page. Plans are written by a model that has read
+ * untrusted repository content, so the renderer assumes hostile input:
+ *
+ * - raw HTML is escaped, never parsed (`html: false`);
+ * - links survive only with an allowlisted target (http, https, mailto, or a `#` anchor in the
+ *   page); anything else stays visible as text;
+ * - images are never loaded (the page's CSP forbids remote images anyway): an image becomes a
+ *   link labelled with its alt text, so the reader still sees what the plan pointed at;
+ * - external links open in a new tab without an opener or a referrer (the review key is in the
+ *   page URL).
+ */
+
+/** One heading of the plan, for the outline sidebar. */
+export interface OutlineEntry {
+  level: number;
+  text: string;
+  /** Element id of the heading in the rendered plan (always starts with {@link HEADING_ID_PREFIX}). */
+  id: string;
+}
+
+export interface RenderedPlan {
+  html: SafeHtml;
+  outline: OutlineEntry[];
+}
+
+/**
+ * Heading ids get a prefix that no element of the page itself uses, so a heading can never
+ * take over a page id the script looks up (DOM clobbering).
+ */
+export const HEADING_ID_PREFIX = "sec-";
+
+const SLUG_MAX_CHARS = 60;
+const ALLOWED_LINK = /^(https?:\/\/|mailto:|#)/i;
+
+/**
+ * Whether a link target (already normalised by markdown-it, as it will appear in `href`) may be
+ * rendered as a link. An allowlist: obfuscated schemes (`JaVaScRiPt:`, entity-encoded, with
+ * tabs or newlines) are percent-encoded or keep their scheme and so fail it.
+ *
+ * @example
+ * isAllowedLink("https://example.com") // true
+ * isAllowedLink("javascript:alert(1)") // false
+ */
+export function isAllowedLink(url: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses.
+  return ALLOWED_LINK.test(url) && !/[\s\u0000-\u001f\u007f]/.test(url);
+}
+
+function createRenderer(): MarkdownIt {
+  const md = markdownIt({ html: false, linkify: true, typographer: false, breaks: false });
+  md.validateLink = isAllowedLink;
+
+  const rules = md.renderer.rules;
+  rules.link_open = (tokens, idx, options, _env, self) => {
+    const token = tokens[idx]!;
+    const href = String(token.attrGet("href") ?? "");
+    if (!href.startsWith("#")) {
+      token.attrSet("rel", "noopener noreferrer");
+      if (!/^mailto:/i.test(href)) token.attrSet("target", "_blank");
+    }
+    return self.renderToken(tokens, idx, options);
+  };
+  rules.image = (tokens, idx) => {
+    const token = tokens[idx]!;
+    const src = String(token.attrGet("src") ?? "");
+    const alt = altText(token) || src;
+    // validateLink already refused any other scheme; check again so a future rule change
+    // cannot turn this into a live image or script URL.
+    if (!isAllowedLink(src)) return escapeHtml(alt);
+    return `<a class="plan-image" href="${escapeHtml(src)}" rel="noopener noreferrer" target="_blank">image: ${escapeHtml(alt)}</a>`;
+  };
+  return md;
+}
+
+const renderer = createRenderer();
+
+function altText(token: Token): string {
+  return (token.children ?? []).map((child) => child.content).join("");
+}
+
+/** The visible text of a heading's inline token (code spans included, markup dropped). */
+function headingText(inline: Token | undefined): string {
+  if (!inline) return "";
+  const parts: string[] = [];
+  for (const child of inline.children ?? []) {
+    if (child.type === "text" || child.type === "code_inline") parts.push(child.content);
+    else if (child.type === "image") parts.push(altText(child));
+    else if (child.type === "softbreak" || child.type === "hardbreak") parts.push(" ");
+  }
+  return parts.join("").replace(/\s+/g, " ").trim();
+}
+
+/**
+ * An anchor slug: lowercase letters and digits (any script) joined by `-`, prefixed, and made
+ * unique within the page.
+ *
+ * @example
+ * headingId("Files to change", new Set()) // "sec-files-to-change"
+ */
+export function headingId(text: string, taken: Set<string>): string {
+  const slug =
+    text
+      .toLowerCase()
+      .normalize("NFKC")
+      .replace(/[^\p{L}\p{N}]+/gu, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, SLUG_MAX_CHARS)
+      .replace(/-+$/, "") || "section";
+  let id = `${HEADING_ID_PREFIX}${slug}`;
+  for (let n = 2; taken.has(id); n++) id = `${HEADING_ID_PREFIX}${slug}-${n}`;
+  taken.add(id);
+  return id;
+}
+
+/**
+ * Renders plan markdown to safe HTML and collects its headings for the outline.
+ *
+ * @example
+ * const { html, outline } = renderPlanMarkdown("# Plan\n\n## Steps\n\n1. Read `src/app.ts`");
+ * // outline: [{ level: 1, text: "Plan", id: "sec-plan" }, { level: 2, text: "Steps", id: "sec-steps" }]
+ */
+export function renderPlanMarkdown(markdown: string): RenderedPlan {
+  const env = {};
+  const tokens = renderer.parse(markdown, env);
+  const outline: OutlineEntry[] = [];
+  const taken = new Set<string>();
+  tokens.forEach((token, i) => {
+    if (token.type !== "heading_open") return;
+    const text = headingText(tokens[i + 1]);
+    const id = headingId(text, taken);
+    token.attrSet("id", id);
+    outline.push({ level: Number(token.tag.slice(1)), text: text || "(untitled section)", id });
+  });
+  return { html: new SafeHtml(renderer.renderer.render(tokens, renderer.options, env)), outline };
+}

@@ -1,0 +1,196 @@
+import { MAX_APPROVABLE_PLAN_CHARS, type PlanFile, type Session } from "../protocol/index.ts";
+import { html, PAGE_HEAD_META, rawElementText, type SafeHtml } from "./html.ts";
+import { type OutlineEntry, renderPlanMarkdown } from "./markdown.ts";
+import {
+  commentsPanel,
+  decisionPanel,
+  messagePanel,
+  outcomePanel,
+  questionPanel,
+  stopPanel,
+  transcriptPanel,
+} from "./panels.ts";
+import { REVIEW_SCRIPT } from "./script/index.ts";
+import { REVIEW_STYLES } from "./styles.ts";
+import { transcriptEntries } from "./transcript.ts";
+import { type ReviewData, type ReviewView, reviewView } from "./view.ts";
+
+/**
+ * The review page as one HTML document: readable without JavaScript (the plan, the outline,
+ * the status and the transcript are all rendered here), and made interactive by one small
+ * script that carries this response's nonce.
+ */
+
+export interface ReviewPageInput extends ReviewData {
+  /** This response's CSP nonce (see `newNonce`). */
+  nonce: string;
+  /** Milliseconds since the epoch; decides whether a terminal counts as polling. */
+  now: number;
+}
+
+/** Outline entries beyond this many are left out (the plan itself still has them all). */
+const OUTLINE_MAX_ENTRIES = 200;
+
+/** The pieces of the page the browser script may swap, rendered once for either document. */
+interface RenderedRegions {
+  view: ReviewView;
+  title: string;
+  bodyAttrs: SafeHtml;
+  status: SafeHtml;
+  outline: SafeHtml;
+  plan: SafeHtml;
+  outcome: SafeHtml;
+  panels: SafeHtml;
+}
+
+function renderRegions(input: ReviewData & { now: number }): RenderedRegions {
+  const { session, plan, events } = input;
+  const view = reviewView(input, input.now);
+  const rendered = plan
+    ? renderPlanMarkdown(plan.content.slice(0, MAX_APPROVABLE_PLAN_CHARS))
+    : null;
+  const lastEventId = events.at(-1)?.id ?? "";
+  return {
+    view,
+    title: pageTitle(view, session),
+    bodyAttrs: html`data-session-id="${session.id}" data-cursor="${lastEventId}" data-state="${view.stateKey}"`,
+    status: statusRegion(view, session),
+    outline: outlineRegion(rendered?.outline ?? []),
+    plan: planRegion(
+      plan,
+      rendered?.html ?? null,
+      session.phase === "running" || session.phase === "needs_input",
+    ),
+    outcome: outcomePanel(view.outcome, session.id),
+    panels: html`${questionPanel(view.question)}
+${decisionPanel(view.decision, plan)}
+${commentsPanel(view.canComment)}
+${messagePanel(view.canMessage)}
+${stopPanel(view.canStop)}
+${transcriptPanel(transcriptEntries(events))}`,
+  };
+}
+
+/**
+ * Renders the whole review page. Pure: the same input gives the same page.
+ *
+ * @example
+ * const page = renderReviewPage({ session, plan, events, nonce: newNonce(), now: Date.now() });
+ * return new Response(page, { headers: reviewHeaders(nonce) });
+ */
+export function renderReviewPage(input: ReviewPageInput): string {
+  const { session, nonce } = input;
+  const r = renderRegions(input);
+  return html`<!doctype html>
+<html lang="en">
+<head>
+${PAGE_HEAD_META}
+<title>${r.title}</title>
+<link rel="icon" href="data:,">
+<style nonce="${nonce}">${rawElementText(REVIEW_STYLES)}</style>
+</head>
+<body ${r.bodyAttrs}>
+<a class="skip-link" href="#plan-body">Skip to the plan</a>
+<header class="top">
+<p class="brand">planport · plan review</p>
+<h1>${session.title}</h1>
+<div class="status" role="status" aria-live="polite">${r.status}</div>
+<p id="connection" class="connection" role="status" hidden></p>
+</header>
+<div class="layout">
+${r.outline}
+<main id="main" class="plan-column">
+${r.outcome}
+${r.plan}
+</main>
+<aside class="panels" aria-label="Review actions and transcript">
+${r.panels}
+</aside>
+</div>
+<noscript><p class="noscript">This page needs JavaScript to answer questions, comment and decide. The plan above is complete without it.</p></noscript>
+<button type="button" class="floating-comment" data-action="quote-selection" hidden>Comment on selection</button>
+<script nonce="${nonce}">${rawElementText(REVIEW_SCRIPT)}</script>
+</body>
+</html>
+`.value;
+}
+
+/**
+ * Only the swappable regions, as a bare document with no style and no script: what the page
+ * script fetches (`?part=regions`) to refresh itself after the session changed. Parsing a full
+ * page would also parse its `<style>`, whose nonce is not the open page's (a CSP violation).
+ *
+ * @example
+ * renderReviewRegions({ session, plan, events, now: Date.now() })
+ */
+export function renderReviewRegions(input: ReviewData & { now: number }): string {
+  const r = renderRegions(input);
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>${r.title}</title>
+</head>
+<body ${r.bodyAttrs}>
+${r.status}
+${r.outline}
+${r.outcome}
+${r.plan}
+${r.panels}
+</body>
+</html>
+`.value;
+}
+
+function pageTitle(view: ReviewView, session: Session): string {
+  return `${capitalise(view.phaseLabel)} · ${session.title} — planport`;
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function statusRegion(view: ReviewView, session: Session): SafeHtml {
+  const planner =
+    session.planner === "offline" ? "offline planner (no model)" : `${session.planner} planner`;
+  return html`<div data-region="status">
+<p class="status-line"><span class="phase phase-${session.phase}">${view.phaseLabel}</span>
+<span class="planner">${planner}</span>
+${session.reject_count > 0 ? html`<span class="revisions">${session.reject_count} ${session.reject_count === 1 ? "round" : "rounds"} of feedback</span>` : ""}</p>
+<p class="phase-hint">${view.phaseHint}</p>
+</div>`;
+}
+
+function outlineRegion(outline: readonly OutlineEntry[]): SafeHtml {
+  const shown = outline.slice(0, OUTLINE_MAX_ENTRIES);
+  const minLevel = Math.min(...shown.map((e) => e.level));
+  const items = shown.map(
+    (e) =>
+      html`<li class="outline-level-${Math.min(e.level - minLevel + 1, 4)}"><a href="#${e.id}">${e.text}</a></li>`,
+  );
+  return html`<nav class="outline" data-region="outline" aria-labelledby="outline-heading">
+<h2 id="outline-heading">Outline</h2>
+${shown.length === 0 ? html`<p class="hint">The plan has no headings yet.</p>` : html`<ol>${items}</ol>`}
+</nav>`;
+}
+
+function planRegion(plan: PlanFile | null, rendered: SafeHtml | null, planning: boolean): SafeHtml {
+  if (!plan || !rendered) {
+    const empty = planning
+      ? "No plan yet. The planner writes it while it researches; it appears here by itself."
+      : "The planner wrote no plan file in this session.";
+    return html`<section class="plan" data-region="plan" aria-labelledby="plan-heading">
+<h2 id="plan-heading">Plan</h2>
+<article id="plan-body" class="plan-body" tabindex="-1"><p class="hint">${empty}</p></article>
+</section>`;
+  }
+  const tooLarge = plan.content.length > MAX_APPROVABLE_PLAN_CHARS;
+  return html`<section class="plan" data-region="plan" aria-labelledby="plan-heading">
+<div class="plan-meta">
+<h2 id="plan-heading">Plan</h2>
+<p><span>revision ${plan.revision}</span>${plan.edited_by_user ? html` · <span class="edited">edited by you</span>` : ""} · <code>${plan.path}</code></p>
+</div>
+${tooLarge ? html`<p class="warning" role="note">The plan is too large to review in full: it has ${plan.content.length.toLocaleString("en-US")} characters, and only the first ${MAX_APPROVABLE_PLAN_CHARS.toLocaleString("en-US")} are shown.</p>` : ""}
+<article id="plan-body" class="plan-body" tabindex="-1">${rendered}</article>
+</section>`;
+}

@@ -1,0 +1,212 @@
+import type { PlanFile } from "../protocol/index.ts";
+import { html, type SafeHtml } from "./html.ts";
+import type { TranscriptEntry } from "./transcript.ts";
+import type { DecisionView, OutcomeView, QuestionView } from "./view.ts";
+
+/**
+ * The review page's side panels. Each one is a region (`data-region`) the browser script may
+ * swap for a fresher server render; a region with `data-key` is kept as long as its key is the
+ * same, so what the reader typed into it survives a refresh. Controls start disabled inside a
+ * `data-needs-script` fieldset: without the script nothing could be sent, and a dead button is
+ * worse than an honest one.
+ */
+
+/** Shown in the feedback box when the plan is too large to approve. */
+export const SHORTEN_REQUEST =
+  "The plan is too large to review in full. Please shorten it: keep the context, the files to change and the steps; drop repeated detail.";
+
+/** The transcript shows this many of the latest entries; earlier ones are counted, not shown. */
+export const TRANSCRIPT_MAX_ENTRIES = 300;
+
+export function questionPanel(view: QuestionView | null): SafeHtml {
+  if (!view) return html`<section data-region="question" data-key="" hidden></section>`;
+  if (!view.valid) {
+    return html`<section data-region="question" data-key="${view.toolUseId}" class="panel panel-attention" aria-labelledby="question-heading">
+<h2 id="question-heading">The planner has a question</h2>
+<p>The question could not be displayed: the planner sent it in a form this page does not understand. Use “Message to the planner” once it continues, or stop the session.</p>
+</section>`;
+  }
+  const questions = view.questions.map((q, qi) => {
+    const name = `q${qi}`;
+    const type = q.multiSelect ? "checkbox" : "radio";
+    const options = q.options.map(
+      (o, oi) => html`<div class="option">
+<input type="${type}" name="${name}" id="${name}-o${oi}" value="${o.label}">
+<label for="${name}-o${oi}">${o.label}${o.description ? html`<span class="option-description">${o.description}</span>` : ""}</label>
+</div>`,
+    );
+    return html`<fieldset class="question" data-question-text="${q.question}" data-multi="${q.multiSelect ? "true" : "false"}">
+<legend>${q.header ? html`<span class="chip">${q.header}</span> ` : ""}${q.question}</legend>
+${q.multiSelect ? html`<p class="hint">Choose one or more.</p>` : ""}
+${options}
+<div class="option option-other">
+<input type="${type}" name="${name}" id="${name}-other" value="" data-other>
+<label for="${name}-other">Other</label>
+<label class="visually-hidden" for="${name}-other-text">Your own answer to: ${q.question}</label>
+<input type="text" id="${name}-other-text" class="other-text" data-other-text="${name}" maxlength="10000" placeholder="Your own answer">
+</div>
+</fieldset>`;
+  });
+  return html`<section data-region="question" data-key="${view.toolUseId}" class="panel panel-attention" aria-labelledby="question-heading">
+<h2 id="question-heading">The planner has ${view.questions.length === 1 ? "a question" : "questions"}</h2>
+<form id="question-form" data-tool-use-id="${view.toolUseId}" novalidate>
+<fieldset class="bare" data-needs-script disabled>
+${questions}
+<button type="submit" class="primary">Send ${view.questions.length === 1 ? "answer" : "answers"}</button>
+<p class="form-error" role="alert" data-form-error></p>
+</fieldset>
+</form>
+</section>`;
+}
+
+export function decisionPanel(view: DecisionView | null, plan: PlanFile | null): SafeHtml {
+  if (!view) return html`<section data-region="decision" data-key="" hidden></section>`;
+  // Offered actions first, then the sentences that explain what is not offered. The teleport
+  // button and its explanation are both rendered: the script shows one of them as terminals
+  // start and stop polling while the page is open.
+  const approveButton =
+    view.approve.offered && !view.tooLarge
+      ? html`<button type="button" class="primary" data-action="approve">Approve and run in the cloud</button>`
+      : "";
+  const approveReason =
+    view.approve.offered || view.tooLarge
+      ? ""
+      : html`<p class="unavailable" id="approve-reason"><strong>Run in the cloud is not offered.</strong> ${view.approve.reason}</p>`;
+  const teleportButton = view.tooLarge
+    ? ""
+    : html`<button type="button" class="primary" data-action="teleport" data-teleport-offer ${view.teleport.offered ? "" : html`hidden`}>Approve and send to terminal</button>`;
+  const teleportReason = view.tooLarge
+    ? ""
+    : html`<p class="unavailable" data-teleport-reason ${view.teleport.offered ? html`hidden` : ""}><strong>Send to terminal is not offered.</strong> ${view.noTerminalReason}</p>`;
+  // The parser drops one newline right after <textarea>: emit one, so a plan that starts with
+  // a blank line comes back unchanged (and is not mistaken for an edit).
+  const editor = view.tooLarge
+    ? ""
+    : html`<details class="plan-editor">
+<summary>Edit the plan before approving</summary>
+<label for="plan-editor">The plan (markdown)</label>
+<textarea id="plan-editor" rows="18" spellcheck="false" aria-describedby="plan-editor-hint">
+${plan?.content ?? ""}</textarea>
+<p class="hint" id="plan-editor-hint">If you change the plan here, the edited plan is the one approved, and it is marked as edited by you.</p>
+</details>`;
+  return html`<section data-region="decision" data-key="${view.toolUseId}" class="panel panel-attention" aria-labelledby="decision-heading">
+<h2 id="decision-heading">Your decision</h2>
+<form id="decision-form" data-tool-use-id="${view.toolUseId}" novalidate>
+<fieldset class="bare" data-needs-script disabled>
+${view.tooLarge && !view.approve.offered ? html`<p class="warning" role="note">${view.approve.reason}</p>` : ""}
+${editor}
+<div class="actions">
+${approveButton}
+${teleportButton}
+</div>
+${approveReason}
+${teleportReason}
+<h3>Keep planning</h3>
+<label for="feedback">What should change?</label>
+<textarea id="feedback" rows="4" maxlength="100000" aria-describedby="feedback-hint">${view.tooLarge ? SHORTEN_REQUEST : ""}</textarea>
+<p class="hint" id="feedback-hint">Write feedback, add comments on passages of the plan, or both. They are sent to the planner, which revises the plan.</p>
+<button type="button" data-action="reject">Keep planning</button>
+<p class="form-error" role="alert" data-form-error></p>
+</fieldset>
+</form>
+</section>`;
+}
+
+export function commentsPanel(offered: boolean): SafeHtml {
+  return html`<section id="comments" data-region="comments" data-key="${offered ? "open" : ""}" class="panel" aria-labelledby="comments-heading" ${offered ? "" : html`hidden`}>
+<h2 id="comments-heading">Comments on the plan</h2>
+<p class="hint">Select a passage of the plan and choose “Comment on selection”, or type a quote yourself. Comments are sent with “Keep planning”.</p>
+<form id="comment-form" novalidate>
+<fieldset class="bare" data-needs-script disabled>
+<button type="button" data-action="quote-selection" disabled>Comment on selection</button>
+<label for="comment-quote">Quoted passage</label>
+<textarea id="comment-quote" rows="2" maxlength="10000"></textarea>
+<label for="comment-text">Your note</label>
+<textarea id="comment-text" rows="3" maxlength="10000"></textarea>
+<button type="submit">Add comment</button>
+<p class="form-error" role="alert" data-form-error></p>
+</fieldset>
+</form>
+<h3 id="comment-list-heading">Your comments (<span id="comment-count">0</span>)</h3>
+<ul id="comment-list" class="comment-list" aria-labelledby="comment-list-heading"></ul>
+</section>`;
+}
+
+export function messagePanel(canMessage: boolean): SafeHtml {
+  if (!canMessage) return html`<section data-region="message" data-key="" hidden></section>`;
+  return html`<section data-region="message" data-key="open" class="panel" aria-labelledby="message-heading">
+<h2 id="message-heading">Message to the planner</h2>
+<form id="message-form" novalidate>
+<fieldset class="bare" data-needs-script disabled>
+<label for="message-text">Your message</label>
+<textarea id="message-text" rows="3" maxlength="100000"></textarea>
+<button type="submit">Send message</button>
+<p class="form-error" role="alert" data-form-error></p>
+</fieldset>
+</form>
+</section>`;
+}
+
+export function stopPanel(canStop: boolean): SafeHtml {
+  if (!canStop) return html`<section data-region="stop" data-key="" hidden></section>`;
+  return html`<section data-region="stop" data-key="open" class="panel panel-quiet" aria-labelledby="stop-heading">
+<h2 id="stop-heading">Stop</h2>
+<fieldset class="bare" data-needs-script disabled>
+<button type="button" class="danger" data-action="stop">Stop session</button>
+<div data-stop-confirm hidden>
+<p>Stop this session? The planner stops, the session is archived, and the plan is not carried out anywhere.</p>
+<button type="button" class="danger" data-action="stop-confirm">Stop now</button>
+<button type="button" data-action="stop-cancel">Cancel</button>
+</div>
+<p class="form-error" role="alert" data-form-error></p>
+</fieldset>
+</section>`;
+}
+
+export function outcomePanel(view: OutcomeView | null, sessionId: string): SafeHtml {
+  if (!view) return html`<section data-region="outcome" hidden></section>`;
+  const changes = view.showChanges
+    ? html`<pre class="command"><code>planport pull ${sessionId} --apply</code></pre>
+<h3>Changes</h3>
+<div data-diff-target><p class="hint">Loading the changes…</p></div>
+<noscript><p>Run <code>planport pull ${sessionId}</code> to see the changes.</p></noscript>`
+    : "";
+  return html`<section data-region="outcome" class="panel panel-outcome outcome-${view.kind}" aria-labelledby="outcome-heading">
+<h2 id="outcome-heading">${view.title}</h2>
+<p>${view.text}</p>
+${view.detail ? html`<p class="detail">${view.detail}</p>` : ""}
+${changes}
+</section>`;
+}
+
+export function transcriptPanel(entries: readonly TranscriptEntry[]): SafeHtml {
+  const shown = entries.slice(-TRANSCRIPT_MAX_ENTRIES);
+  const omitted = entries.length - shown.length;
+  const items = shown.map(
+    (e) => html`<li class="entry entry-${e.kind} tone-${e.tone}">
+<span class="entry-who">${whoLabel(e)}</span>
+<p class="entry-text">${e.text}</p>
+${e.detail ? html`<p class="entry-detail">${e.detail}</p>` : ""}
+</li>`,
+  );
+  return html`<section data-region="transcript" class="panel" aria-labelledby="transcript-heading">
+<h2 id="transcript-heading">Transcript</h2>
+${omitted > 0 ? html`<p class="hint">${omitted} earlier steps are not shown.</p>` : ""}
+${shown.length === 0 ? html`<p class="hint">Nothing has happened yet.</p>` : html`<ol class="transcript" tabindex="0" aria-label="Session transcript">${items}</ol>`}
+</section>`;
+}
+
+function whoLabel(entry: TranscriptEntry): string {
+  switch (entry.kind) {
+    case "assistant":
+      return "Planner";
+    case "tool":
+      return entry.tone === "denied" ? "Tool (denied)" : "Tool";
+    case "user":
+      return "You";
+    case "system":
+      return "Session";
+    case "result":
+      return "End";
+  }
+}

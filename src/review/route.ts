@@ -1,0 +1,71 @@
+import { Hono } from "hono";
+import { SESSION_ID_PATTERN } from "../protocol/index.ts";
+import { notFoundPage, unavailablePage } from "./error-page.ts";
+import { newNonce, reviewHeaders } from "./headers.ts";
+import { renderReviewPage, renderReviewRegions } from "./page.ts";
+import type { ReviewData } from "./view.ts";
+
+/**
+ * `GET /review/:id?key=<review_key>`: the review page, for holders of the review link (no
+ * bearer token). With `&part=regions` it answers only the page's swappable regions (no script,
+ * no style): the open page fetches that to refresh itself. The route validates, asks the injected loader for the session as the key's
+ * holder may see it, and renders. It knows nothing of the session Durable Object: the worker
+ * entry wires the loader to it.
+ */
+
+/**
+ * What loading a session for review answers. Structurally the session object's `Result`
+ * (`{ ok: true, value }` or `{ ok: false, error: { status, code, message } }`).
+ */
+export type ReviewLoadResult =
+  | { ok: true; value: ReviewData }
+  | { ok: false; error: { status: number; code: string; message: string } };
+
+/** Loads one session for the holder of `key`; an unknown session or a wrong key is a 404. */
+export interface ReviewLoader {
+  loadReview(sessionId: string, key: string): Promise<ReviewLoadResult>;
+}
+
+/** Review keys are 32 random bytes in base64url (43 characters); anything else is not one. */
+const REVIEW_KEY_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
+
+/**
+ * The review sub-app. Mount it under `/review`; `loaderFor` builds the loader from the
+ * request's bindings.
+ *
+ * @example
+ * app.route("/review", reviewRoutes<Env>((env) => ({
+ *   loadReview: (id, key) => env.SESSIONS.get(env.SESSIONS.idFromName(id)).review({ kind: "review", key }),
+ * })));
+ */
+export function reviewRoutes<Bindings extends object>(
+  loaderFor: (env: Bindings) => ReviewLoader,
+): Hono<{ Bindings: Bindings }> {
+  const app = new Hono<{ Bindings: Bindings }>();
+  app.get("/:id", async (c) => {
+    const id = c.req.param("id");
+    const key = c.req.query("key") ?? "";
+    // A malformed id or key cannot name a session: answer exactly like an unknown one.
+    if (!SESSION_ID_PATTERN.test(id) || !REVIEW_KEY_PATTERN.test(key)) return notFound();
+    const loaded = await loaderFor(c.env).loadReview(id, key);
+    if (!loaded.ok) return loaded.error.status === 404 ? notFound() : unavailable(loaded.error);
+    if (c.req.query("part") === "regions") {
+      const regions = renderReviewRegions({ ...loaded.value, now: Date.now() });
+      return new Response(regions, { status: 200, headers: reviewHeaders() });
+    }
+    const nonce = newNonce();
+    const page = renderReviewPage({ ...loaded.value, nonce, now: Date.now() });
+    return new Response(page, { status: 200, headers: reviewHeaders(nonce) });
+  });
+  return app;
+}
+
+function notFound(): Response {
+  return new Response(notFoundPage(), { status: 404, headers: reviewHeaders() });
+}
+
+function unavailable(error: { status: number; message: string }): Response {
+  // Only statuses that describe the request or the server pass through; the page is never a 200.
+  const status = error.status >= 400 && error.status <= 599 ? error.status : 500;
+  return new Response(unavailablePage(error.message), { status, headers: reviewHeaders() });
+}

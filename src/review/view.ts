@@ -1,0 +1,300 @@
+import { z } from "zod";
+import {
+  ENDING_RESULT_SUBTYPES,
+  type Event,
+  MAX_APPROVABLE_PLAN_CHARS,
+  type PlanFile,
+  type Session,
+  type SessionPhase,
+  TERMINAL_POLL_WINDOW_MS,
+} from "../protocol/index.ts";
+
+/**
+ * What the review page offers, decided from the session alone. Pure, so every rule (when a
+ * teleport is offered, when approval is withheld, what an ended session says) is tested as a
+ * table; the page only lays the answer out.
+ */
+
+/** What the review route loads for one page: the session as its review-key holder sees it. */
+export interface ReviewData {
+  session: Session;
+  /** Null until the planner first writes the plan file. */
+  plan: PlanFile | null;
+  /** The event log, oldest first (the transcript). */
+  events: readonly Event[];
+}
+
+/** Phase names as the page shows them (SPEC: researching / needs your input / …). */
+export const PHASE_LABELS: Readonly<Record<SessionPhase, string>> = {
+  running: "researching",
+  needs_input: "needs your input",
+  plan_ready: "plan ready",
+  executing: "executing",
+  done: "done",
+};
+
+/** An action the page offers, or the sentence that says why it does not. */
+export type Offer = { offered: true } | { offered: false; reason: string };
+
+/** The clarifying-question input as the page displays it (AskUserQuestion's shape). */
+export const QuestionInputSchema = z.object({
+  questions: z
+    .array(
+      z.object({
+        question: z.string().min(1).max(2_000),
+        header: z.string().max(100).optional(),
+        multiSelect: z.boolean().optional(),
+        options: z
+          .array(
+            z.object({
+              label: z.string().min(1).max(1_000),
+              description: z.string().max(5_000).optional(),
+            }),
+          )
+          .min(1)
+          .max(10),
+      }),
+    )
+    .min(1)
+    .max(4),
+});
+export type QuestionInput = z.infer<typeof QuestionInputSchema>;
+
+export type QuestionView =
+  | { toolUseId: string; valid: true; questions: QuestionInput["questions"] }
+  | { toolUseId: string; valid: false };
+
+export interface DecisionView {
+  toolUseId: string;
+  planChars: number;
+  /** Over {@link MAX_APPROVABLE_PLAN_CHARS}: approval withheld, keep planning offered with a request to shorten. */
+  tooLarge: boolean;
+  approve: Offer;
+  teleport: Offer;
+  /** Why send-to-terminal is missing when no terminal polls (shown by the script when one stops). */
+  noTerminalReason: string;
+}
+
+export interface OutcomeView {
+  kind: "executing" | "executed" | "teleported" | "ended" | "stopped";
+  title: string;
+  text: string;
+  /** Remote execution finished: show the diff and the pull command. */
+  showChanges: boolean;
+  /** The ending result's own message (what failed), when there is one. */
+  detail?: string;
+}
+
+export interface ReviewView {
+  phaseLabel: string;
+  /** One sentence: what is happening and what the reader can do. */
+  phaseHint: string;
+  question: QuestionView | null;
+  decision: DecisionView | null;
+  /** A free-text message to the planner is possible (no open wait, session not over). */
+  canMessage: boolean;
+  /** Inline comments make sense while the plan can still be sent back (not after a decision). */
+  canComment: boolean;
+  canStop: boolean;
+  outcome: OutcomeView | null;
+  /** Changes of this string are what the page's script watches for (besides new events). */
+  stateKey: string;
+}
+
+/**
+ * Whether a terminal polled the session recently enough for a teleport to be offered.
+ *
+ * @example
+ * terminalIsPolling({ terminal_polled_at: "2026-05-01T10:00:00Z" }, Date.parse("2026-05-01T10:00:10Z")) // true
+ */
+export function terminalIsPolling(
+  session: Pick<Session, "terminal_polled_at">,
+  nowMs: number,
+): boolean {
+  if (!session.terminal_polled_at) return false;
+  const polledMs = Date.parse(session.terminal_polled_at);
+  return Number.isFinite(polledMs) && nowMs - polledMs <= TERMINAL_POLL_WINDOW_MS;
+}
+
+/**
+ * The string the browser script compares between polls to know the page must be refreshed;
+ * built from the same fields on both sides, so the first poll after a load changes nothing.
+ *
+ * @example
+ * reviewStateKey(session) // "requires_action|plan_ready|toolu_1|0|"
+ */
+export function reviewStateKey(session: Session): string {
+  return [
+    session.status,
+    session.phase,
+    session.pending?.tool_use_id ?? "",
+    session.reject_count,
+    session.outcome?.kind ?? "",
+  ].join("|");
+}
+
+/**
+ * Decides what the page shows for a session.
+ *
+ * @example
+ * const view = reviewView(data, Date.now());
+ * if (view.decision?.teleport.offered) …
+ */
+export function reviewView(data: ReviewData, nowMs: number): ReviewView {
+  const { session, plan } = data;
+  const pending = session.pending ?? null;
+  const over = session.status === "archived" || session.phase === "done";
+  const question: QuestionView | null =
+    pending?.kind === "question" && !over ? questionView(pending.tool_use_id, pending.input) : null;
+  const decision: DecisionView | null =
+    pending?.kind === "plan" && !over
+      ? decisionView(session, plan, pending.tool_use_id, nowMs)
+      : null;
+  return {
+    phaseLabel: PHASE_LABELS[session.phase],
+    phaseHint: phaseHint(session, question !== null, decision !== null),
+    question,
+    decision,
+    canMessage: !pending && !over,
+    canComment: plan !== null && !over && session.outcome === null,
+    canStop: session.status !== "archived" && session.phase !== "done",
+    outcome: outcomeView(session, data.events),
+    stateKey: reviewStateKey(session),
+  };
+}
+
+function questionView(toolUseId: string, input: unknown): QuestionView {
+  const parsed = QuestionInputSchema.safeParse(input);
+  return parsed.success
+    ? { toolUseId, valid: true, questions: parsed.data.questions }
+    : { toolUseId, valid: false };
+}
+
+function decisionView(
+  session: Session,
+  plan: PlanFile | null,
+  toolUseId: string,
+  nowMs: number,
+): DecisionView {
+  const planChars = plan?.content.length ?? 0;
+  const tooLarge = planChars > MAX_APPROVABLE_PLAN_CHARS;
+  const tooLargeReason = `The plan is too large to review in full (${planChars.toLocaleString("en-US")} characters; the limit is ${MAX_APPROVABLE_PLAN_CHARS.toLocaleString("en-US")}), so it cannot be approved. Ask the planner to shorten it.`;
+  const approve: Offer = tooLarge
+    ? { offered: false, reason: tooLargeReason }
+    : session.can_execute_remotely
+      ? { offered: true }
+      : {
+          offered: false,
+          reason: `The ${session.planner} planner cannot carry out plans in the cloud. Send the plan to your terminal instead, or keep planning.`,
+        };
+  const teleport: Offer = tooLarge
+    ? { offered: false, reason: tooLargeReason }
+    : terminalIsPolling(session, nowMs)
+      ? { offered: true }
+      : { offered: false, reason: noTerminalReason(session.id) };
+  return {
+    toolUseId,
+    planChars,
+    tooLarge,
+    approve,
+    teleport,
+    noTerminalReason: noTerminalReason(session.id),
+  };
+}
+
+/**
+ * Why "send to terminal" is missing: the plan would go to a terminal that is not listening.
+ * Also used by the browser script when a terminal stops polling while the page is open.
+ */
+export function noTerminalReason(sessionId: string): string {
+  return `No terminal is waiting for this plan (none polled the session in the last ${TERMINAL_POLL_WINDOW_MS / 1000} seconds). Run planport attach ${sessionId} in your terminal, and this option appears here.`;
+}
+
+function phaseHint(session: Session, asking: boolean, deciding: boolean): string {
+  switch (session.phase) {
+    case "running":
+      return "The planner is researching your repository and drafting the plan. This page updates by itself.";
+    case "needs_input":
+      return asking
+        ? "The planner has a question for you. Answer it below to let it continue."
+        : "The planner finished its turn and waits for a message from you.";
+    case "plan_ready":
+      return deciding
+        ? "The plan is ready for your review. Approve it, or ask the planner to keep planning."
+        : "The plan is ready for your review.";
+    case "executing":
+      return "The approved plan is being carried out in the cloud. This page updates by itself.";
+    case "done":
+      switch (session.outcome?.kind) {
+        case "approved":
+          return "The approved plan was carried out in the cloud. Review the changes, then pull them into your working tree.";
+        case "teleport":
+          return "The plan was approved and sent to your terminal.";
+        case "terminated":
+          return "The session ended before a plan was approved.";
+        default:
+          return session.status === "archived"
+            ? "This session was stopped."
+            : "This session is over.";
+      }
+  }
+}
+
+function outcomeView(session: Session, events: readonly Event[]): OutcomeView | null {
+  const outcome = session.outcome;
+  if (outcome?.kind === "approved" && outcome.execution_target !== "local") {
+    if (session.phase === "executing" || session.phase === "running") {
+      return {
+        kind: "executing",
+        title: "Approved: executing in the cloud",
+        text: "The planner is carrying out the approved plan on a copy of your repository. Nothing changes on your machine until you pull the result.",
+        showChanges: false,
+      };
+    }
+    if (session.phase === "done") {
+      return {
+        kind: "executed",
+        title: "Done: the plan was carried out in the cloud",
+        text: "Review the changes below, then apply them to your working tree from your terminal:",
+        showChanges: true,
+      };
+    }
+    return null;
+  }
+  if (outcome?.kind === "teleport") {
+    return {
+      kind: "teleported",
+      title: "Sent to your terminal",
+      text: "You approved the plan and sent it to your terminal, where it is carried out. This session is archived and changes nothing itself.",
+      showChanges: false,
+    };
+  }
+  const ending = lastEnding(events);
+  if (outcome?.kind === "terminated" || (ending && ending.subtype !== "archived")) {
+    const subtype = outcome?.subtype ?? ending?.subtype ?? "error";
+    return {
+      kind: "ended",
+      title: `The session ended (${subtype})`,
+      text: "The planner stopped before the plan was approved. Start a new session to try again.",
+      showChanges: false,
+      detail: ending?.message,
+    };
+  }
+  if (session.status === "archived") {
+    return {
+      kind: "stopped",
+      title: "Session stopped",
+      text: "This session was stopped and archived. Nothing more happens here.",
+      showChanges: false,
+    };
+  }
+  return null;
+}
+
+function lastEnding(events: readonly Event[]): Extract<Event, { type: "result" }> | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!;
+    if (event.type === "result" && ENDING_RESULT_SUBTYPES.includes(event.subtype)) return event;
+  }
+  return undefined;
+}

@@ -1,0 +1,86 @@
+import type { Outcome } from "../protocol/index.ts";
+import { appendEvents, countTurns } from "./event-log.ts";
+import { outcomeOf, type SessionRow, updateRow } from "./session-row.ts";
+import { closeAnyWait } from "./waits.ts";
+
+/**
+ * Transitions of the session's life that several operations share: asking for a loop step,
+ * ending with an error, archiving. Each runs inside the caller's transaction.
+ */
+
+/**
+ * Asks for a loop step now. A step already scheduled keeps its time; the bumped `wake_seq`
+ * tells a step that is running right now that it was asked for again (a message or a decision
+ * arrived meanwhile), so it schedules another one instead of going idle.
+ *
+ * @example requestStep(sql, Date.now()); // then set the alarm to the earliest due time
+ */
+export function requestStep(sql: SqlStorage, nowMs: number): void {
+  sql.exec(
+    "UPDATE session SET step_due_at = coalesce(step_due_at, ?), wake_seq = wake_seq + 1",
+    nowMs,
+  );
+}
+
+/**
+ * Archives the session: closes any wait, writes the one `result/archived` event, keeps a
+ * teleport or approval outcome (else records `terminated`), stops the loop and sets the purge
+ * time. Archiving an archived session changes nothing (the caller answers with its state).
+ *
+ * @example ctx.storage.transactionSync(() => archiveSession(sql, row, Date.now(), retentionMs));
+ */
+export function archiveSession(
+  sql: SqlStorage,
+  row: SessionRow,
+  nowMs: number,
+  retentionMs: number,
+): void {
+  if (row.archived_at !== null) return;
+  closeAnyWait(sql, nowMs);
+  appendEvents(
+    sql,
+    [{ type: "result", subtype: "archived", is_error: false, num_turns: countTurns(sql) }],
+    nowMs,
+  );
+  const outcome: Outcome = outcomeOf(row) ?? { kind: "terminated", subtype: "archived" };
+  updateRow(sql, {
+    archived_at: nowMs,
+    outcome: JSON.stringify(outcome),
+    step_due_at: null,
+    afk_due_at: null,
+    purge_due_at: row.purge_due_at ?? nowMs + retentionMs,
+    updated_at: nowMs,
+  });
+}
+
+/**
+ * Ends the session with an error result and a readable message. An approval or teleport that
+ * already happened stays the outcome: it was real, and the poller ranks it above the end.
+ *
+ * @example endSession(sql, row, "error_max_turns", "Stopped after 50 model turns.", Date.now(), retentionMs);
+ */
+export function endSession(
+  sql: SqlStorage,
+  row: SessionRow,
+  subtype: "error_during_execution" | "error_max_turns",
+  message: string,
+  nowMs: number,
+  retentionMs: number,
+): void {
+  if (row.archived_at !== null || row.ended_subtype !== null) return;
+  closeAnyWait(sql, nowMs);
+  appendEvents(
+    sql,
+    [{ type: "result", subtype, is_error: true, num_turns: countTurns(sql), message }],
+    nowMs,
+  );
+  const outcome: Outcome = outcomeOf(row) ?? { kind: "terminated", subtype };
+  updateRow(sql, {
+    ended_subtype: subtype,
+    outcome: JSON.stringify(outcome),
+    step_due_at: null,
+    afk_due_at: null,
+    purge_due_at: nowMs + retentionMs,
+    updated_at: nowMs,
+  });
+}

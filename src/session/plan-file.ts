@@ -1,0 +1,45 @@
+import type { PlanFile } from "../protocol/index.ts";
+
+/**
+ * The session's one plan file, kept as numbered revisions so the review page can say which
+ * revision it shows and whether the user edited it.
+ */
+
+/** The current revision, or null before the planner wrote anything. */
+export function readPlan(sql: SqlStorage, path: string): PlanFile | null {
+  const row = sql
+    .exec<{ revision: number; content: string; edited_by_user: number }>(
+      "SELECT revision, content, edited_by_user FROM plan_revisions ORDER BY revision DESC LIMIT 1",
+    )
+    .toArray()[0];
+  if (!row) return null;
+  return {
+    path,
+    content: row.content,
+    revision: row.revision,
+    edited_by_user: row.edited_by_user === 1,
+  };
+}
+
+/**
+ * Writes a new revision and returns it.
+ *
+ * @example writePlan(sql, "/plans/bold-eagle.md", "# Plan\n", false, Date.now()) // revision 1
+ */
+export function writePlan(
+  sql: SqlStorage,
+  path: string,
+  content: string,
+  editedByUser: boolean,
+  nowMs: number,
+): PlanFile {
+  const revision = (readPlan(sql, path)?.revision ?? 0) + 1;
+  sql.exec(
+    "INSERT INTO plan_revisions (revision, content, edited_by_user, created_at) VALUES (?, ?, ?, ?)",
+    revision,
+    content,
+    editedByUser ? 1 : 0,
+    nowMs,
+  );
+  return { path, content, revision, edited_by_user: editedByUser };
+}

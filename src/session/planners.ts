@@ -1,0 +1,84 @@
+import type { SessionFacts } from "../planner/port.ts";
+import type { PlannerName } from "../protocol/index.ts";
+import { fail, ok, type Refusal, type Result } from "./result.ts";
+
+/**
+ * Which planner a new session gets (CONTRACT "Worker configuration"; DESIGN.md "Planners").
+ * Pure: reads only the configuration it is handed.
+ */
+
+export type ResolvedPlanner = SessionFacts["planner"];
+
+/** The configuration the choice depends on (a subset of the worker's Env). */
+export interface PlannerConfig {
+  PLANPORT_PLANNER?: string;
+  PLANPORT_ALLOW_SCRIPTED?: string;
+  ANTHROPIC_API_KEY?: string;
+  OPENAI_BASE_URL?: string;
+  AI?: unknown;
+}
+
+const CONFIGURABLE = ["auto", "offline", "anthropic", "openai", "workers-ai", "scripted"];
+
+/**
+ * Resolves the requested planner (or the server default) to one that can run here.
+ * `auto` picks anthropic if its key is set, else openai if its base URL is set, else
+ * workers-ai if the binding exists, else offline.
+ *
+ * @example resolvePlanner(undefined, { PLANPORT_PLANNER: "auto" }) // { ok: true, value: "offline" }
+ */
+export function resolvePlanner(
+  requested: PlannerName | undefined,
+  config: PlannerConfig,
+): Result<ResolvedPlanner> {
+  const configured = config.PLANPORT_PLANNER?.trim() || "auto";
+  if (requested === undefined && !CONFIGURABLE.includes(configured)) {
+    return fail(
+      400,
+      "planner_unavailable",
+      `The server's PLANPORT_PLANNER is "${configured}", which is not a planner; set it to one of ${CONFIGURABLE.join(", ")}.`,
+    );
+  }
+  const name = requested ?? (configured as PlannerName);
+  switch (name) {
+    case "auto":
+      if (config.ANTHROPIC_API_KEY) return ok("anthropic");
+      if (config.OPENAI_BASE_URL) return ok("openai");
+      if (config.AI) return ok("workers-ai");
+      return ok("offline");
+    case "offline":
+      return ok("offline");
+    case "anthropic":
+      return config.ANTHROPIC_API_KEY
+        ? ok("anthropic")
+        : unavailable("anthropic", "set ANTHROPIC_API_KEY on the server");
+    case "openai":
+      return config.OPENAI_BASE_URL
+        ? ok("openai")
+        : unavailable("openai", "set OPENAI_BASE_URL on the server");
+    case "workers-ai":
+      return config.AI
+        ? ok("workers-ai")
+        : unavailable("workers-ai", "deploy the worker with an AI binding");
+    case "scripted":
+      return config.PLANPORT_ALLOW_SCRIPTED === "true"
+        ? ok("scripted")
+        : unavailable("scripted", "it is only enabled where PLANPORT_ALLOW_SCRIPTED=true (tests)");
+  }
+}
+
+function unavailable(name: string, how: string): Refusal {
+  return fail(
+    400,
+    "planner_unavailable",
+    `The ${name} planner is not available on this server: ${how}, or choose another planner.`,
+  );
+}
+
+/**
+ * Whether an approved plan can be carried out in the cloud. The offline planner has no model,
+ * so it cannot write code; it only plans (teleport or keep planning).
+ */
+export function canExecuteRemotely(planner: ResolvedPlanner): boolean {
+  return planner !== "offline";
+}

@@ -1,0 +1,203 @@
+import type { SessionFacts, SessionPort, SnapshotFiles } from "../planner/port.ts";
+import type {
+  Event,
+  NewEvent,
+  Pending,
+  PermissionMode,
+  PlanFile,
+  ScriptedTurn,
+  Usage,
+} from "../protocol/index.ts";
+import { appendEvents, listEvents } from "./event-log.ts";
+import { endSession } from "./lifecycle.ts";
+import { listOverlay, readOverlay, writeOverlay } from "./overlay.ts";
+import { readPlan, writePlan } from "./plan-file.ts";
+import {
+  hasEnded,
+  readRow,
+  readSessionTexts,
+  type SessionRow,
+  type SessionTexts,
+  updateRow,
+} from "./session-row.ts";
+import { closeWait, openWait, partialAnswers, pendingWait } from "./waits.ts";
+
+/**
+ * Thrown when the engine tries to change a session that has ended (archived, teleported, or
+ * ended with an error) while its step was still running: nothing may happen after the end.
+ */
+export class SessionEndedError extends Error {
+  constructor(sessionId: string) {
+    super(`Session ${sessionId} has ended; the planning step stops without further effects.`);
+    this.name = "SessionEndedError";
+  }
+}
+
+/** The snapshot of a session created without one: no files. */
+export const NO_SNAPSHOT: SnapshotFiles = {
+  list: async () => [],
+  read: async () => null,
+  scan: async function* () {},
+};
+
+/**
+ * The session Durable Object as the planning engine sees it ({@link SessionPort}): every
+ * method is a synchronous SQLite read or write of this object's storage, except the snapshot.
+ *
+ * @example
+ * const port = new SessionPortAdapter(ctx.storage, snapshot, () => Date.now(), retentionMs);
+ * port.transaction(() => { port.writePlan("# Plan\n"); port.appendEvents([...]); });
+ */
+export class SessionPortAdapter implements SessionPort {
+  readonly facts: SessionFacts;
+  private readonly sql: SqlStorage;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    readonly snapshot: SnapshotFiles,
+    private readonly clock: () => number,
+    private readonly retentionMs: number,
+  ) {
+    this.sql = storage.sql;
+    const texts = readSessionTexts(this.sql);
+    if (texts === null) throw new Error("This Durable Object holds no session.");
+    this.facts = factsOf(this.row(), texts);
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.storage.transactionSync(fn);
+  }
+
+  appendEvents(events: readonly NewEvent[]): Event[] {
+    this.liveRow();
+    const now = this.clock();
+    const stored = appendEvents(this.sql, events, now);
+    updateRow(this.sql, { updated_at: now });
+    return stored;
+  }
+
+  listEvents(): Event[] {
+    return listEvents(this.sql);
+  }
+
+  permissionMode(): PermissionMode {
+    return this.row().permission_mode;
+  }
+
+  prePlanMode(): PermissionMode {
+    return this.row().pre_plan_mode;
+  }
+
+  loadEngineState(): unknown {
+    const state = readSessionTexts(this.sql)?.engine_state ?? null;
+    return state === null ? null : (JSON.parse(state) as unknown);
+  }
+
+  saveEngineState(state: unknown): void {
+    updateRow(this.sql, { engine_state: JSON.stringify(state) });
+  }
+
+  readPlan(): PlanFile | null {
+    return readPlan(this.sql, this.facts.planPath);
+  }
+
+  writePlan(content: string, opts?: { editedByUser?: boolean }): PlanFile {
+    this.liveRow();
+    return writePlan(
+      this.sql,
+      this.facts.planPath,
+      content,
+      opts?.editedByUser ?? false,
+      this.clock(),
+    );
+  }
+
+  readOverlay(path: string): string | null | undefined {
+    return readOverlay(this.sql, path);
+  }
+
+  writeOverlay(path: string, content: string | null): void {
+    this.liveRow();
+    writeOverlay(this.sql, path, content);
+  }
+
+  listOverlay(): string[] {
+    return listOverlay(this.sql);
+  }
+
+  openWait(wait: {
+    kind: Pending["kind"];
+    tool_use_id: string;
+    input: Record<string, unknown>;
+  }): void {
+    this.liveRow();
+    const now = this.clock();
+    openWait(this.sql, wait, now);
+    updateRow(this.sql, { updated_at: now });
+  }
+
+  pendingWait(): Pending | null {
+    return pendingWait(this.sql);
+  }
+
+  partialAnswers(toolUseId: string): Record<string, string> {
+    return partialAnswers(this.sql, toolUseId);
+  }
+
+  closeWait(toolUseId: string): void {
+    const now = this.clock();
+    closeWait(this.sql, toolUseId, now);
+    updateRow(this.sql, { afk_due_at: null, updated_at: now });
+  }
+
+  addUsage(usage: Usage): void {
+    // Recorded even after the end: the model call happened and was paid for.
+    this.sql.exec(
+      "UPDATE session SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?",
+      usage.input_tokens,
+      usage.output_tokens,
+    );
+  }
+
+  endSession(subtype: "error_during_execution" | "error_max_turns", message: string): void {
+    endSession(this.sql, this.row(), subtype, message, this.clock(), this.retentionMs);
+  }
+
+  finishExecution(): void {
+    updateRow(this.sql, { executed: 1, updated_at: this.clock() });
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  private row(): SessionRow {
+    const row = readRow(this.sql);
+    if (row === null)
+      throw new Error(
+        "This Durable Object holds no session (it was never created, or it was purged).",
+      );
+    return row;
+  }
+
+  private liveRow(): SessionRow {
+    const row = this.row();
+    if (hasEnded(row)) throw new SessionEndedError(row.id);
+    return row;
+  }
+}
+
+function factsOf(row: SessionRow, texts: SessionTexts): SessionFacts {
+  return {
+    id: row.id,
+    title: row.title,
+    prompt: texts.prompt,
+    planner: row.planner,
+    planPath: row.plan_path,
+    instructions: texts.instructions,
+    askTimeoutS: row.ask_timeout_s,
+    maxTurns: row.max_turns,
+    script: texts.script === null ? null : (JSON.parse(texts.script) as ScriptedTurn[]),
+    snapshotId: row.snapshot_id,
+  };
+}

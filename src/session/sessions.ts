@@ -1,0 +1,181 @@
+import type { Env } from "../env.ts";
+import type { CreateSession, Session, SessionList } from "../protocol/index.ts";
+import { snapshotExists } from "../snapshot/index.ts";
+import { newReviewKey, newSessionId } from "./ids.ts";
+import { resolvePlanner } from "./planners.ts";
+import { fail, ok, type Result } from "./result.ts";
+import type { SessionObject } from "./session-object.ts";
+
+/**
+ * The owner-level operations that span Durable Objects: creating a session (owner index +
+ * session object) and listing an owner's sessions. Routes call these; everything scoped to one
+ * session is an RPC method of its {@link import("./session-object.ts").SessionObject}.
+ */
+
+const DEFAULT_MAX_TURNS = 50;
+const TITLE_MAX_CHARS = 80;
+/** The script is stored in one SQLite value, which a Durable Object caps at 2 MB. */
+const MAX_SCRIPT_JSON_CHARS = 1_500_000;
+
+/**
+ * What callers outside the object may ask a session, each answer awaited over RPC. Declared
+ * from the class itself: the workers-types RPC mapping turns a result that contains `unknown`
+ * (tool inputs are arbitrary JSON) into `never`, although such values cross RPC fine.
+ */
+export type SessionApi = {
+  [K in
+    | "create"
+    | "get"
+    | "review"
+    | "events"
+    | "plan"
+    | "changes"
+    | "message"
+    | "decide"
+    | "archive"]: (
+    ...args: Parameters<SessionObject[K]>
+  ) => Promise<Awaited<ReturnType<SessionObject[K]>>>;
+};
+
+/**
+ * The session object of an id.
+ *
+ * @example const session = await sessionStub(env, id).get({ kind: "owner", owner }, origin);
+ */
+export function sessionStub(env: Env, sessionId: string): SessionApi {
+  return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId)) as unknown as SessionApi;
+}
+
+/** The owner index of an owner. */
+export function ownerIndexStub(env: Env, owner: string) {
+  return env.OWNERS.get(env.OWNERS.idFromName(owner));
+}
+
+export interface CreateOptions {
+  /** false: create without scheduling the loop (tests drive the session through its port). */
+  autostart?: boolean;
+}
+
+/**
+ * Creates a session for `owner`: resolves the planner, checks the snapshot belongs to the
+ * owner, registers the session in the owner index (which counts the snapshot as in use), then
+ * creates the session object.
+ *
+ * @example
+ * const created = await createSession(env, owner, { prompt: "Add OAuth login" }, "https://pp.example");
+ * if (created.ok) console.log(created.value.review_url);
+ */
+export async function createSession(
+  env: Env,
+  owner: string,
+  body: CreateSession,
+  origin: string,
+  opts: CreateOptions = {},
+): Promise<Result<Session>> {
+  const planner = resolvePlanner(body.planner, env);
+  if (!planner.ok) return planner;
+  if (planner.value === "scripted" && (body.script === undefined || body.script.length === 0)) {
+    return fail(
+      400,
+      "invalid_body",
+      "script: the scripted planner needs a non-empty list of model turns.",
+    );
+  }
+  if (planner.value !== "scripted" && body.script !== undefined) {
+    return fail(
+      400,
+      "invalid_body",
+      `script: only the scripted planner takes a script, not ${planner.value}.`,
+    );
+  }
+  if (body.script !== undefined && JSON.stringify(body.script).length > MAX_SCRIPT_JSON_CHARS) {
+    return fail(
+      413,
+      "payload_too_large",
+      `script: over ${MAX_SCRIPT_JSON_CHARS} characters of JSON; split the replay into shorter sessions.`,
+    );
+  }
+
+  const now = Date.now();
+  const id = newSessionId(now);
+  const index = ownerIndexStub(env, owner);
+  const snapshotId = body.snapshot_id ?? null;
+  // Registered first: from here on retention will not delete the snapshot under us.
+  await index.add(id, snapshotId, now);
+  if (
+    snapshotId !== null &&
+    !(await ownsSnapshot(env, owner, snapshotId, () => index.remove(id)))
+  ) {
+    await index.remove(id);
+    return fail(
+      400,
+      "unknown_snapshot",
+      `You have not uploaded snapshot ${snapshotId}; upload it with POST /v1/snapshots first.`,
+    );
+  }
+  const created = await sessionStub(env, id).create({
+    id,
+    owner,
+    reviewKey: newReviewKey(),
+    prompt: body.prompt,
+    title: body.title ?? titleFrom(body.prompt),
+    planner: planner.value,
+    prePlanMode:
+      body.permission_mode && body.permission_mode !== "plan" ? body.permission_mode : "default",
+    askTimeoutS: body.ask_timeout_s ?? null,
+    instructions: body.instructions ?? null,
+    script: body.script ?? null,
+    snapshotId,
+    maxTurns: positiveInt(env.PLANPORT_MAX_TURNS) ?? DEFAULT_MAX_TURNS,
+    origin,
+    autostart: opts.autostart ?? true,
+  });
+  if (!created.ok) await index.remove(id);
+  return created;
+}
+
+/**
+ * The owner's sessions, newest first, `limit` per page, older than `before` when given. Each
+ * session's state is read from its own object, so the list is never stale.
+ */
+export async function listSessions(
+  env: Env,
+  owner: string,
+  query: { limit: number; before?: string },
+  origin: string,
+): Promise<Result<SessionList>> {
+  const page = await ownerIndexStub(env, owner).list(query.limit, query.before);
+  const access = { kind: "owner", owner } as const;
+  const sessions = await Promise.all(
+    page.ids.map((id) => sessionStub(env, id).get(access, origin)),
+  );
+  // A session purged between the two reads is simply gone.
+  const data = sessions.flatMap((s) => (s.ok ? [s.value] : []));
+  return ok({ data, has_more: page.hasMore });
+}
+
+async function ownsSnapshot(
+  env: Env,
+  owner: string,
+  snapshotId: string,
+  undo: () => Promise<void>,
+): Promise<boolean> {
+  try {
+    return await snapshotExists(env.SNAPSHOTS, owner, snapshotId);
+  } catch (err) {
+    await undo();
+    throw err;
+  }
+}
+
+function titleFrom(prompt: string): string {
+  const firstLine = prompt.trim().split("\n")[0]?.trim() ?? "";
+  return firstLine.length <= TITLE_MAX_CHARS
+    ? firstLine
+    : `${firstLine.slice(0, TITLE_MAX_CHARS - 1)}…`;
+}
+
+function positiveInt(text: string | undefined): number | null {
+  const n = Number(text);
+  return Number.isInteger(n) && n > 0 ? n : null;
+}

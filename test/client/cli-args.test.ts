@@ -1,0 +1,170 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../../local-client/api.ts";
+import { resolveServer } from "../../local-client/cli/connection.ts";
+import { EXIT, exitCodeForError, exitCodeForReason } from "../../local-client/cli/exit-codes.ts";
+import { plannerFlag, pollSettings } from "../../local-client/cli/flags.ts";
+import { portFlag } from "../../local-client/cli/serve.ts";
+import { sessionTable } from "../../local-client/cli/table.ts";
+import { formatAge, formatDuration, parseDuration } from "../../local-client/duration.ts";
+import { UsageError } from "../../local-client/errors.ts";
+import type { PollErrorReason } from "../../local-client/poller.ts";
+import { fakeSession } from "./fake-feed.ts";
+
+describe("durations", () => {
+  it.each([
+    ["500ms", 500],
+    ["3s", 3_000],
+    ["1.5s", 1_500],
+    ["30m", 1_800_000],
+    [" 2m ", 120_000],
+  ])("%s = %i ms", (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each(["3", "3h", "", "-1s", "0s", "s", "1e3ms", "3 seconds"])(
+    "refuses %j with a sentence",
+    (text) => {
+      expect(() => parseDuration(text)).toThrow(/duration|longer than zero/);
+    },
+  );
+
+  it("formats back in the largest exact unit", () => {
+    expect([1_800_000, 90_000, 3_000, 1_500, 0].map(formatDuration)).toEqual([
+      "30m",
+      "90s",
+      "3s",
+      "1500ms",
+      "0ms",
+    ]);
+    expect([5_000, 300_000, 7_200_000, 200_000_000].map(formatAge)).toEqual([
+      "5s",
+      "5m",
+      "2h",
+      "2d",
+    ]);
+  });
+});
+
+describe("exit codes", () => {
+  it("map every poll outcome exactly as CONTRACT", () => {
+    const expected: Record<PollErrorReason, number> = {
+      terminated: 3,
+      timeout_pending: 4,
+      timeout_no_plan: 5,
+      network_or_unknown: 6,
+      extract_marker_missing: 7,
+      stopped: 130,
+    };
+    for (const [reason, code] of Object.entries(expected)) {
+      expect(exitCodeForReason(reason as PollErrorReason)).toBe(code);
+    }
+    expect(EXIT.ok).toBe(0);
+    expect(EXIT.usage).toBe(2);
+  });
+
+  it("bad input is 2, the server or network failing is 6", () => {
+    expect(exitCodeForError(new UsageError("x"))).toBe(2);
+    expect(exitCodeForError(new ApiError(400, "invalid_body", "x"))).toBe(2);
+    expect(exitCodeForError(new ApiError(413, "snapshot_too_large", "x"))).toBe(2);
+    expect(exitCodeForError(new ApiError(0, "network_error", "x"))).toBe(6);
+    expect(exitCodeForError(new ApiError(401, "unauthorized", "x"))).toBe(6);
+    expect(exitCodeForError(new ApiError(503, "http_503", "x"))).toBe(6);
+  });
+});
+
+describe("server resolution", () => {
+  const config = { url: "http://127.0.0.1:8787", token: "from-config" };
+  const env = { PLANPORT_URL: "http://env:1", PLANPORT_TOKEN: "from-env" };
+
+  it("flags, then environment, then the serve config, then the embedded worker", () => {
+    expect(resolveServer({ server: "http://flag:2/", token: "f" }, env, config)).toEqual({
+      kind: "remote",
+      server: "http://flag:2",
+      token: "f",
+      source: "flags",
+    });
+    expect(resolveServer({}, env, config)).toMatchObject({
+      server: "http://env:1",
+      token: "from-env",
+      source: "env",
+    });
+    expect(resolveServer({}, {}, config)).toMatchObject({
+      server: config.url,
+      token: "from-config",
+      source: "config",
+    });
+    expect(resolveServer({}, {}, null)).toEqual({ kind: "embedded" });
+  });
+
+  it("never sends the config's token to another server", () => {
+    expect(() => resolveServer({ server: "http://other:1" }, {}, config)).toThrow(
+      /no token for http:\/\/other:1/,
+    );
+    expect(resolveServer({ server: "http://127.0.0.1:8787/" }, {}, config)).toMatchObject({
+      token: "from-config",
+    });
+  });
+
+  it("refuses a server that is not an http(s) URL", () => {
+    expect(() => resolveServer({ server: "ftp://x", token: "t" }, {}, null)).toThrow(/http/);
+    expect(() => resolveServer({ server: "localhost:8787", token: "t" }, {}, null)).toThrow();
+  });
+});
+
+describe("flag validation", () => {
+  it("pollSettings parses durations and checks the repository", () => {
+    const dir = mkdtempSync(join(tmpdir(), "planport-args-"));
+    expect(
+      pollSettings({ repo: dir, timeout: "10m", interval: "500ms", json: true }),
+    ).toMatchObject({
+      repoRoot: dir,
+      timeoutMs: 600_000,
+      intervalMs: 500,
+      json: true,
+    });
+    expect(() => pollSettings({ repo: join(dir, "missing") })).toThrow(UsageError);
+    expect(() => pollSettings({ repo: dir, timeout: "forever" })).toThrow(/--timeout/);
+  });
+
+  it("planner and port flags", () => {
+    expect(plannerFlag("offline")).toBe("offline");
+    expect(plannerFlag(undefined)).toBeUndefined();
+    expect(() => plannerFlag("gpt")).toThrow(/choose one of auto, offline/);
+    expect(portFlag(undefined)).toBe(8787);
+    expect(portFlag("9000")).toBe(9000);
+    expect(() => portFlag("99999")).toThrow(UsageError);
+  });
+});
+
+describe("session table", () => {
+  it("shows id, title, status, phase, rejections, age and review link", () => {
+    const s = fakeSession({ reject_count: 2, phase: "plan_ready", status: "requires_action" });
+    const now = Date.parse(s.created_at) + 5 * 60_000;
+    const [header, row] = sessionTable([s], now).split("\n");
+    expect(header?.split(/\s{2,}/)).toEqual([
+      "ID",
+      "TITLE",
+      "STATUS",
+      "PHASE",
+      "REJ",
+      "AGE",
+      "REVIEW",
+    ]);
+    expect(row?.split(/\s{2,}/)).toEqual([
+      s.id,
+      s.title,
+      "requires_action",
+      "plan ready",
+      "2",
+      "5m",
+      s.review_url,
+    ]);
+  });
+
+  it("says how to start when there are no sessions", () => {
+    expect(sessionTable([], 0)).toMatch(/planport plan/);
+  });
+});

@@ -1,0 +1,258 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  PollError,
+  type PollOptions,
+  type PollPhase,
+  pollForApprovedExitPlanMode,
+} from "../../local-client/poller.ts";
+import {
+  FAKE_SESSION_ID,
+  FAKE_TOKEN,
+  type FakeFeed,
+  fakeClock,
+  fakeSession,
+  startFakeFeed,
+} from "./fake-feed.ts";
+import { ev } from "./feed-events.ts";
+
+let feed: FakeFeed;
+let clock: ReturnType<typeof fakeClock>;
+
+beforeEach(async () => {
+  feed = await startFakeFeed();
+  clock = fakeClock();
+});
+afterEach(() => feed.close());
+
+const poll = (over: Partial<PollOptions> = {}) =>
+  pollForApprovedExitPlanMode({
+    server: feed.url,
+    token: FAKE_TOKEN,
+    sessionId: FAKE_SESSION_ID,
+    clock,
+    ...over,
+  });
+
+async function pollError(p: Promise<unknown>): Promise<PollError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof PollError)) throw new Error(`expected a PollError, got ${String(err)}`);
+  return err;
+}
+
+const unavailable = () => ({ status: 503 });
+
+describe("pollForApprovedExitPlanMode", () => {
+  it("returns the approved plan with execution target remote", async () => {
+    feed.log.append(ev.init(), ev.exitPlanMode("p1"), ev.approve("p1", "the plan"));
+    await expect(poll()).resolves.toMatchObject({
+      plan: "the plan",
+      rejectCount: 0,
+      executionTarget: "remote",
+    });
+  });
+
+  it("returns a teleported plan with execution target local, even when the archive follows", async () => {
+    feed.log.append(ev.exitPlanMode("p1"), ev.teleport("p1", "go home"), ev.result("archived"));
+    await expect(poll()).resolves.toMatchObject({ plan: "go home", executionTarget: "local" });
+  });
+
+  it("sends the bearer token and polls at the 3 s interval", async () => {
+    feed.onEventsRequest = (n) => {
+      if (n === 3) feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "x"));
+    };
+    await poll();
+    expect(feed.requests.every((r) => r.authorization === `Bearer ${FAKE_TOKEN}`)).toBe(true);
+    expect(clock.sleeps).toEqual([3_000, 3_000]);
+  });
+
+  it("tolerates 4 consecutive 503s and carries on", async () => {
+    feed.eventFaults.push(unavailable(), unavailable(), unavailable(), unavailable());
+    feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "after the outage"));
+    await expect(poll()).resolves.toMatchObject({ plan: "after the outage" });
+    expect(feed.eventsRequests()).toHaveLength(5);
+  });
+
+  it("the 5th consecutive transient failure ends it with network_or_unknown and the attach command", async () => {
+    feed.eventFaults.push(
+      unavailable(),
+      { status: 429 },
+      { destroy: true },
+      { status: 502, body: "<html>bad gateway</html>", contentType: "text/html" },
+      unavailable(),
+    );
+    feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "never read"));
+    const err = await pollError(poll());
+    expect(err.reason).toBe("network_or_unknown");
+    expect(err.message).toContain(`planport attach ${FAKE_SESSION_ID}`);
+    expect(err.message).toContain("may still be running");
+    expect(feed.eventsRequests()).toHaveLength(5);
+  });
+
+  it("a success resets the count of consecutive failures", async () => {
+    const four = () => [unavailable(), unavailable(), unavailable(), unavailable()];
+    feed.eventFaults.push(...four(), { status: 200, body: emptyPage() }, ...four());
+    feed.onEventsRequest = (n) => {
+      if (n === 10) feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "made it"));
+    };
+    await expect(poll()).resolves.toMatchObject({ plan: "made it" });
+    expect(feed.eventsRequests()).toHaveLength(10);
+  });
+
+  it("respects maxConsecutiveFailures", async () => {
+    feed.eventFaults.push(unavailable(), unavailable());
+    const err = await pollError(poll({ maxConsecutiveFailures: 2 }));
+    expect(err.reason).toBe("network_or_unknown");
+    expect(feed.eventsRequests()).toHaveLength(2);
+  });
+
+  it("401 ends it after exactly one request", async () => {
+    const err = await pollError(poll({ token: "wrong" }));
+    expect(err.reason).toBe("network_or_unknown");
+    expect(err.message).toMatch(/refused the token/);
+    expect(feed.requests).toHaveLength(1);
+  });
+
+  it("404 ends it after exactly one request, suggesting the id may be wrong", async () => {
+    const err = await pollError(poll({ sessionId: "ses_01jxnothere000000000000000" }));
+    expect(err.reason).toBe("network_or_unknown");
+    expect(err.message).toMatch(/not found.*session id/);
+    expect(feed.requests).toHaveLength(1);
+  });
+
+  it("a malformed body ends it at once", async () => {
+    feed.eventFaults.push({ status: 200, body: JSON.stringify({ data: [{ nope: 1 }] }) });
+    const err = await pollError(poll());
+    expect(err.reason).toBe("network_or_unknown");
+    expect(err.message).toMatch(/does not understand/);
+    expect(feed.requests).toHaveLength(1);
+  });
+
+  it("reads every page within one tick (2,500 events at limit 100)", async () => {
+    for (let i = 0; i < 2_499; i += 1) feed.log.append(ev.text(`step ${i}`));
+    feed.log.append(ev.exitPlanMode("p1"));
+    feed.onEventsRequest = (n) => {
+      if (n === 26) feed.log.append(ev.approve("p1", "paged"));
+    };
+    const phases: PollPhase[] = [];
+    const outcome = await poll({ onPhaseChange: (p) => phases.push(p) });
+    expect(outcome.plan).toBe("paged");
+    // 25 full pages in the first tick, then one more read after a single sleep.
+    expect(feed.eventsRequests()).toHaveLength(26);
+    expect(clock.sleeps).toEqual([3_000]);
+    expect(feed.eventsRequests()[1]?.query.get("after_id")).toBe("evt_0000000000000100");
+    expect(phases).toEqual(["plan_ready"]);
+  });
+
+  it("stops a tick after 50 pages and reads the rest next tick", async () => {
+    for (let i = 0; i < 60; i += 1) feed.log.append(ev.text());
+    feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "late"));
+    await expect(poll({ pageSize: 1 })).resolves.toMatchObject({ plan: "late" });
+    expect(clock.sleeps).toEqual([3_000]);
+    expect(feed.eventsRequests()).toHaveLength(62);
+  });
+
+  it("times out with timeout_no_plan when no plan was ever submitted", async () => {
+    feed.log.append(ev.init(), ev.text());
+    const err = await pollError(poll({ timeoutMs: 60_000 }));
+    expect(err.reason).toBe("timeout_no_plan");
+    expect(err.message).toMatch(/failed to start.*session id/s);
+    expect(clock.t).toBe(60_000);
+  });
+
+  it("times out with timeout_pending when a plan waited for review (default 30 minutes)", async () => {
+    feed.log.append(ev.exitPlanMode("p1"), ev.result("success"));
+    const err = await pollError(poll());
+    expect(err.reason).toBe("timeout_pending");
+    expect(err.message).toContain("30m");
+    expect(clock.t).toBe(1_800_000);
+    expect(feed.eventsRequests()).toHaveLength(601);
+  });
+
+  it("a rejected plan that is never resubmitted still times out as pending", async () => {
+    feed.log.append(ev.exitPlanMode("p1"), ev.reject("p1"));
+    const err = await pollError(poll({ timeoutMs: 9_000 }));
+    expect(err.reason).toBe("timeout_pending");
+    expect(err.rejectCount).toBe(1);
+  });
+
+  it("reports each phase change once: running → needs_input → running → plan_ready", async () => {
+    feed.log.append(ev.init(), ev.toolUse("q1", "AskUserQuestion"), ev.result("success"));
+    feed.session = fakeSession({ status: "requires_action", phase: "needs_input" });
+    feed.onEventsRequest = (n) => {
+      if (n === 6) {
+        feed.session = fakeSession({ status: "running" });
+        feed.log.append(ev.toolResult("q1", "answered", false), ev.text());
+      }
+      if (n === 10) feed.log.append(ev.exitPlanMode("p1"), ev.result("success"));
+      if (n === 15) feed.log.append(ev.approve("p1", "done"));
+    };
+    const phases: PollPhase[] = [];
+    await poll({ onPhaseChange: (p) => phases.push(p) });
+    expect(phases).toEqual(["running", "needs_input", "running", "plan_ready"]);
+    // The session is read once after each burst of events, not on every quiet tick.
+    expect(feed.requests.filter((r) => r.path === `/v1/sessions/${FAKE_SESSION_ID}`)).toHaveLength(
+      2,
+    );
+  });
+
+  it("reports rejections one by one", async () => {
+    feed.log.append(ev.exitPlanMode("p1"), ev.reject("p1"), ev.exitPlanMode("p2"), ev.reject("p2"));
+    feed.log.append(ev.exitPlanMode("p3"), ev.teleport("p3", "third time"));
+    const seen: number[] = [];
+    const outcome = await poll({ onRejected: (n) => seen.push(n) });
+    expect(seen).toEqual([1, 2]);
+    expect(outcome).toMatchObject({ rejectCount: 2, executionTarget: "local" });
+  });
+
+  it("an ending result is terminated, with the session's message", async () => {
+    feed.log.append(ev.text(), ev.result("error_during_execution", "the model API kept failing"));
+    const err = await pollError(poll());
+    expect(err.reason).toBe("terminated");
+    expect(err.message).toContain("the model API kept failing");
+  });
+
+  it("an approval without a marker is extract_marker_missing", async () => {
+    feed.log.append(ev.exitPlanMode("p1"), ev.toolResult("p1", "approved!", false));
+    const err = await pollError(poll());
+    expect(err.reason).toBe("extract_marker_missing");
+  });
+
+  it("aborting stops it with reason stopped and the progress so far", async () => {
+    feed.log.append(ev.exitPlanMode("p1"), ev.reject("p1"), ev.text());
+    const controller = new AbortController();
+    const pending = poll({
+      clock: undefined,
+      intervalMs: 60_000,
+      signal: controller.signal,
+      onProgress: () => controller.abort(),
+    });
+    const err = await pollError(pending);
+    expect(err.reason).toBe("stopped");
+    expect(err.rejectCount).toBe(1);
+    expect(err.progress.cursor).toBe("evt_0000000000000003");
+    expect(err.message).toContain(`planport attach ${FAKE_SESSION_ID}`);
+  });
+
+  it("resumes from a saved cursor and scanner state", async () => {
+    feed.log.append(ev.exitPlanMode("p1"), ev.reject("p1"), ev.exitPlanMode("p2"));
+    const controller = new AbortController();
+    const first = await pollError(
+      poll({ signal: controller.signal, onProgress: () => controller.abort() }),
+    );
+    feed.log.append(ev.approve("p2", "resumed"));
+    const outcome = await poll({ resume: first.progress });
+    expect(outcome).toMatchObject({ plan: "resumed", rejectCount: 1 });
+    expect(feed.eventsRequests().at(-1)?.query.get("after_id")).toBe("evt_0000000000000003");
+  });
+
+  it("refuses nonsense options with a clear error", async () => {
+    await expect(poll({ intervalMs: 0 })).rejects.toThrow(/intervalMs must be a positive/);
+  });
+});
+
+function emptyPage(): string {
+  return JSON.stringify({ data: [], has_more: false, first_id: null, last_id: null });
+}

@@ -1,0 +1,96 @@
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createApi } from "../../local-client/api.ts";
+import { isAlive } from "../../local-client/pid-lock.ts";
+import { freePort } from "../../local-client/worker-process.ts";
+import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
+import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
+
+/**
+ * Phase B: with no server configured the CLI starts the embedded local worker, reuses it while
+ * a session is open, and stops it when nothing needs it; `serve` runs one in the foreground.
+ */
+
+function embeddedState(data: string) {
+  const root = join(data, "planport");
+  const record = JSON.parse(readFileSync(join(root, "embedded", "worker.json"), "utf8")) as {
+    pid: number;
+    url: string;
+  };
+  const token = readFileSync(join(root, "token"), "utf8").trim();
+  return { root, record, token, api: createApi({ server: record.url, token }) };
+}
+
+async function waitUntil(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe("the embedded local worker", () => {
+  it("starts on demand, outlives a Ctrl-C for the open session, is reused by attach, and stops when done", async () => {
+    const home = isolatedHome();
+    const repo = fixtureRepo();
+    const run = startCli(
+      ["plan", "add OAuth login", "--repo", repo, "--json", "--interval", "500ms"],
+      { env: home.env },
+    );
+    await run.waitForStdout('"event":"phase"', 120_000);
+    const { root, record, api } = embeddedState(home.data);
+    expect(statSync(join(root, "token")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(root, "embedded", "worker.env")).mode & 0o777).toBe(0o600);
+    const id = String(ndjson(run.stdout())[0]?.id);
+
+    run.child.kill("SIGINT");
+    expect((await run.done).code).toBe(130);
+    // The session is still open, so its worker keeps running.
+    expect(isAlive(record.pid)).toBe(true);
+
+    const again = startCli(["attach", id, "--json", "--interval", "500ms", "--repo", repo], {
+      env: home.env,
+    });
+    const call = await waitForPlan(api, id);
+    await again.waitForStdout('"phase":"plan_ready"', 30_000);
+    expect(embeddedState(home.data).record.pid).toBe(record.pid);
+    await api.decide(id, { tool_use_id: call, decision: "teleport" });
+    const done = await again.done;
+    expect(done.code, done.stderr).toBe(0);
+    // Nothing is open any more and no one else uses it: the CLI stopped it cleanly.
+    await waitUntil(() => !isAlive(record.pid), "the embedded worker to stop", 15_000);
+    expect(existsSync(join(root, "embedded", "worker.json"))).toBe(false);
+
+    // Started again on demand (by `list`), on the same port, so review links keep working.
+    const list = startCli(["list", "--json"], { env: home.env });
+    await waitUntil(() => existsSync(join(root, "embedded", "worker.json")), "a restart", 60_000);
+    expect(embeddedState(home.data).record.url).toBe(record.url);
+    const listed = await list.done;
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout).data).toEqual([
+      expect.objectContaining({ id, status: "archived" }),
+    ]);
+    expect(existsSync(join(root, "embedded", "worker.json"))).toBe(false);
+  }, 240_000);
+});
+
+describe("planport serve", () => {
+  it("runs the worker in the foreground, writes the user config, and other commands use it", async () => {
+    const home = isolatedHome();
+    const port = await freePort();
+    const serve = startCli(["serve", "--port", String(port)], { env: home.env });
+    await serve.waitForStdout("token:", 120_000);
+    const config = JSON.parse(readFileSync(join(home.home, "config.json"), "utf8"));
+    expect(config).toEqual({
+      url: `http://127.0.0.1:${port}`,
+      token: expect.stringMatching(/^pp_/),
+    });
+    expect(statSync(join(home.home, "config.json")).mode & 0o777).toBe(0o600);
+    const list = await startCli(["list", "--json"], { env: home.env }).done;
+    expect(list.code, list.stderr).toBe(0);
+    expect(JSON.parse(list.stdout)).toEqual({ data: [], has_more: false });
+    serve.child.kill("SIGINT");
+    expect((await serve.done).code).toBe(0);
+  }, 180_000);
+});

@@ -1,0 +1,180 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Api, createApi } from "../../local-client/api.ts";
+import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
+import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
+
+/**
+ * Phase B, end to end: the real CLI against `wrangler dev` running the worker with the offline
+ * planner, on a fixture repository. The test plays the browser (decisions over the API).
+ */
+
+const TOKEN = "e2e-cli-token";
+let worker: WorkerProcess;
+let api: Api;
+let repo: string;
+const persist = mkdtempSync(join(tmpdir(), "planport-e2e-cli-"));
+
+beforeAll(async () => {
+  worker = await startWorkerProcess({
+    persistDir: persist,
+    vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline" },
+  });
+  api = createApi({ server: worker.url, token: TOKEN });
+  repo = fixtureRepo();
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  rmSync(persist, { recursive: true, force: true });
+});
+
+function plan(extra: string[] = []) {
+  const home = isolatedHome();
+  const run = startCli(
+    [
+      "plan",
+      "add GitHub OAuth login next to the password login",
+      "--repo",
+      repo,
+      "--server",
+      worker.url,
+      "--token",
+      TOKEN,
+      "--interval",
+      "500ms",
+      "--json",
+      ...extra,
+    ],
+    { env: home.env },
+  );
+  const sessionId = async () => {
+    await run.waitForStdout('"event":"session"', 60_000);
+    return String(ndjson(run.stdout())[0]?.id);
+  };
+  return { run, home, sessionId };
+}
+
+describe("planport plan against wrangler dev (offline planner)", () => {
+  it("teleport writes the plan file, runs --on-teleport with the plan, exits 0", async () => {
+    const hookOut = join(mkdtempSync(join(tmpdir(), "planport-hook-")), "plan.txt");
+    const { run, home, sessionId } = plan(["--on-teleport", `cat > ${hookOut}`]);
+    const id = await sessionId();
+    const call = await waitForPlan(api, id);
+    await run.waitForStdout('"phase":"plan_ready"', 30_000);
+    await api.decide(id, { tool_use_id: call, decision: "teleport" });
+    const { code, stdout, stderr } = await run.done;
+    expect(code, stderr).toBe(0);
+    const outcome = ndjson(stdout).at(-1);
+    expect(outcome).toMatchObject({
+      event: "outcome",
+      kind: "teleport",
+      execution_target: "local",
+      reject_count: 0,
+    });
+    const planFile = String(outcome?.plan_file);
+    expect(planFile.startsWith(join(home.home, "plans"))).toBe(true);
+    expect(readFileSync(planFile, "utf8").trim()).toBe(String(outcome?.plan).trim());
+    expect(String(outcome?.plan).length).toBeGreaterThan(100);
+    expect(readFileSync(hookOut, "utf8")).toBe(String(outcome?.plan));
+    expect((await api.getSession(id)).status).toBe("archived");
+  }, 120_000);
+
+  it("reject then teleport reports exactly one rejection", async () => {
+    const { run, sessionId } = plan();
+    const id = await sessionId();
+    const first = await waitForPlan(api, id);
+    await api.decide(id, {
+      tool_use_id: first,
+      decision: "reject",
+      feedback: "Also cover the database migration.",
+    });
+    const second = await waitForPlan(api, id);
+    expect(second).not.toBe(first);
+    await run.waitForStdout('"event":"rejected"', 30_000);
+    await api.decide(id, { tool_use_id: second, decision: "teleport" });
+    const { code, stdout } = await run.done;
+    expect(code).toBe(0);
+    const lines = ndjson(stdout);
+    expect(lines.filter((l) => l.event === "rejected")).toEqual([
+      { event: "rejected", reject_count: 1 },
+    ]);
+    expect(lines.at(-1)).toMatchObject({ kind: "teleport", reject_count: 1 });
+  }, 180_000);
+
+  it("a session stopped while polling exits 3 (terminated)", async () => {
+    const { run, sessionId } = plan();
+    const id = await sessionId();
+    await run.waitForStdout('"event":"phase"', 30_000);
+    await api.archive(id);
+    const { code, stdout } = await run.done;
+    expect(code).toBe(3);
+    expect(ndjson(stdout).at(-1)).toMatchObject({
+      event: "error",
+      reason: "terminated",
+      session_id: id,
+    });
+  }, 120_000);
+
+  it("Ctrl-C exits 130 and leaves the session running; attach finishes the job", async () => {
+    const { run, home, sessionId } = plan();
+    const id = await sessionId();
+    await run.waitForStdout('"event":"phase"', 30_000);
+    run.child.kill("SIGINT");
+    const first = await run.done;
+    expect(first.code).toBe(130);
+    expect(ndjson(first.stdout).at(-1)).toMatchObject({
+      event: "error",
+      reason: "stopped",
+      session_id: id,
+    });
+    expect(existsSync(join(home.home, "sessions", `${id}.json`))).toBe(true);
+    expect((await api.getSession(id)).status).not.toBe("archived");
+
+    const again = startCli(
+      [
+        "attach",
+        id,
+        "--server",
+        worker.url,
+        "--token",
+        TOKEN,
+        "--interval",
+        "500ms",
+        "--json",
+        "--repo",
+        repo,
+      ],
+      {
+        env: home.env,
+      },
+    );
+    const call = await waitForPlan(api, id);
+    await again.waitForStdout('"phase":"plan_ready"', 30_000);
+    await api.decide(id, { tool_use_id: call, decision: "teleport" });
+    const second = await again.done;
+    expect(second.code, second.stderr).toBe(0);
+    expect(ndjson(second.stdout).at(-1)).toMatchObject({ event: "outcome", kind: "teleport" });
+    expect(existsSync(join(home.home, "sessions", `${id}.json`))).toBe(false);
+  }, 180_000);
+
+  it("status, list and stop show and archive the session", async () => {
+    const { run, home, sessionId } = plan();
+    const id = await sessionId();
+    const flags = ["--server", worker.url, "--token", TOKEN];
+    const status = startCli(["status", id, "--json", ...flags], { env: home.env });
+    const { code, stdout } = await status.done;
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ id, planner: "offline" });
+    const list = await startCli(["list", ...flags], { env: home.env }).done;
+    expect(list.stdout).toContain(id);
+    expect(list.stdout.split("\n")[0]).toMatch(
+      /^ID\s+TITLE\s+STATUS\s+PHASE\s+REJ\s+AGE\s+REVIEW$/,
+    );
+    expect((await startCli(["stop", id, ...flags], { env: home.env }).done).code).toBe(0);
+    expect((await run.done).code).toBe(3);
+  }, 120_000);
+});

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { step } from "../../src/planner/loop.ts";
+import { ModelCallError, type ModelTurn, type Planner } from "../../src/planner/models/types.ts";
+import { MemoryPort } from "../support/memory-port.ts";
+import { assistantEvents, FAST_RETRY, shopFixture } from "./planner/helpers.ts";
+
+describe("model failures", () => {
+  function flaky(failures: ModelCallError[], then: ModelTurn): Planner & { calls: number } {
+    const planner = {
+      name: "anthropic" as const,
+      canExecuteRemotely: true,
+      calls: 0,
+      async next(): Promise<ModelTurn> {
+        const failure = failures[planner.calls++];
+        if (failure) throw failure;
+        return then;
+      },
+    };
+    return planner;
+  }
+  const reply: ModelTurn = {
+    content: [{ type: "text", text: "hello" }],
+    usage: { input_tokens: 1, output_tokens: 1 },
+  };
+
+  it("retries transient failures (429, 529, network) and carries on", async () => {
+    const port = new MemoryPort({ files: shopFixture() });
+    const planner = flaky(
+      [
+        new ModelCallError("HTTP 429", true, { status: 429, retryAfterMs: 5 }),
+        new ModelCallError("HTTP 529 overloaded", true, { status: 529 }),
+        new ModelCallError("could not reach", true),
+      ],
+      reply,
+    );
+    expect(await step(port, {}, { planner, retry: FAST_RETRY })).toEqual({ next: "idle" });
+    expect(planner.calls).toBe(4);
+    expect(port.ended).toBeNull();
+    expect(assistantEvents(port.listEvents())).toHaveLength(1);
+  });
+
+  it("ends the session with error_during_execution and a readable message when retries run out", async () => {
+    const port = new MemoryPort({ files: shopFixture() });
+    const always = Array.from(
+      { length: 10 },
+      () =>
+        new ModelCallError(
+          "The Anthropic API answered HTTP 529: overloaded_error: Overloaded.",
+          true,
+          { status: 529 },
+        ),
+    );
+    const planner = flaky(always, reply);
+    expect(await step(port, {}, { planner, retry: { ...FAST_RETRY, attempts: 3 } })).toEqual({
+      next: "idle",
+    });
+    expect(planner.calls).toBe(3);
+    expect(port.ended?.subtype).toBe("error_during_execution");
+    expect(port.ended?.message).toContain("failed after 3 attempts");
+    expect(port.ended?.message).toContain("overloaded_error: Overloaded");
+    expect(assistantEvents(port.listEvents())).toHaveLength(0);
+  });
+
+  it("does not retry a permanent failure such as a refused key", async () => {
+    const port = new MemoryPort({ files: shopFixture() });
+    const planner = flaky(
+      [
+        new ModelCallError("The Anthropic API answered HTTP 401. Check ANTHROPIC_API_KEY.", false, {
+          status: 401,
+        }),
+      ],
+      reply,
+    );
+    await step(port, {}, { planner, retry: FAST_RETRY });
+    expect(planner.calls).toBe(1);
+    expect(port.ended?.message).toContain(
+      "failed after 1 attempt: The Anthropic API answered HTTP 401. Check ANTHROPIC_API_KEY.",
+    );
+  });
+
+  it("treats a call that never answers as transient and gives up after the attempts", async () => {
+    const port = new MemoryPort({ files: shopFixture() });
+    let calls = 0;
+    const hanging: Planner = {
+      name: "openai",
+      canExecuteRemotely: true,
+      next: (request) =>
+        new Promise((_, reject) => {
+          calls++;
+          request.signal?.addEventListener("abort", () => reject(new Error("aborted")));
+        }),
+    };
+    await step(
+      port,
+      {},
+      { planner: hanging, retry: { ...FAST_RETRY, attempts: 2, callTimeoutMs: 20 } },
+    );
+    expect(calls).toBe(2);
+    expect(port.ended?.message).toContain("did not answer within");
+  });
+});

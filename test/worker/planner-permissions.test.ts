@@ -1,0 +1,190 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { decidePermission } from "../../src/planner/permissions.ts";
+import type { PermissionMode } from "../../src/protocol/index.ts";
+
+const PLAN = "/plans/bold-eagle.md";
+
+function decide(mode: PermissionMode, tool: string, input: unknown) {
+  return decidePermission({ mode, tool, input, planPath: PLAN });
+}
+const write = (file_path: unknown) => ({ file_path, content: "x" });
+const edit = (file_path: unknown) => ({ file_path, old_string: "a", new_string: "b" });
+
+describe("permissions in plan mode", () => {
+  it("allows the read-only tools and the two interaction tools", () => {
+    for (const tool of ["Read", "Glob", "Grep", "LS", "AskUserQuestion", "ExitPlanMode"]) {
+      expect(decide("plan", tool, {}).behavior).toBe("allow");
+    }
+  });
+
+  it("allows Write and Edit on exactly this session's plan file", () => {
+    expect(decide("plan", "Write", write(PLAN))).toEqual({
+      behavior: "allow",
+      target: { kind: "plan" },
+    });
+    expect(decide("plan", "Edit", edit(PLAN))).toEqual({
+      behavior: "allow",
+      target: { kind: "plan" },
+    });
+    expect(decide("plan", "Edit", { ...edit(PLAN), replace_all: true }).behavior).toBe("allow");
+  });
+
+  const elsewhere = [
+    "src/app.ts",
+    "/repo/src/app.ts",
+    "package.json",
+    ".github/workflows/ci.yml",
+    "/plans/other-session.md",
+    "/plans/bold-eagle.md.bak",
+    "/plans/bold-eagle",
+    "/plans",
+    "/plans/",
+    "/etc/passwd",
+    "/",
+    "",
+  ];
+  it.each(elsewhere)("denies a write to %j and names the plan file in the reason", (path) => {
+    for (const d of [decide("plan", "Write", write(path)), decide("plan", "Edit", edit(path))]) {
+      expect(d.behavior).toBe("deny");
+      if (d.behavior === "deny") expect(d.reason).toContain(PLAN);
+    }
+  });
+
+  const oddSpellings = [
+    "/plans/./bold-eagle.md",
+    "/plans//bold-eagle.md",
+    "//plans/bold-eagle.md",
+    "/PLANS/bold-eagle.md",
+    "/plans/BOLD-EAGLE.md",
+    "/plans/bold-eagle.MD",
+    "/plans/bold-eagle.md ",
+    " /plans/bold-eagle.md",
+    "/plans/bold-eagle.md\n",
+    "/plans/bold-eagle.md\u0000",
+    "/plans/bold-eagle.md\u0000.ts",
+    "/plans/bold-eagle.md/../bold-eagle.md",
+    "/plans/x/../bold-eagle.md",
+    "/repo/../plans/bold-eagle.md",
+    "plans/bold-eagle.md",
+    "./plans/bold-eagle.md",
+    "%2Fplans%2Fbold-eagle.md",
+    "/plans/bold%2Deagle.md",
+    "/plans%2fbold-eagle.md",
+    "\\plans\\bold-eagle.md",
+    "/plans\\bold-eagle.md",
+    "/рlans/bold-eagle.md", // Cyrillic р
+    "/plans/bоld-eagle.md", // Cyrillic о
+    "/plans/bold\u2011eagle.md", // non-breaking hyphen
+    "/plans/bold-eagle\u200b.md", // zero-width space
+    "/plans/\u202ebold-eagle.md", // right-to-left override
+    "file:///plans/bold-eagle.md",
+    "/plans/bold-eagle.md;rm -rf /",
+  ];
+  it.each(oddSpellings)("denies the plan path spelled oddly: %j", (path) => {
+    expect(decide("plan", "Write", write(path)).behavior).toBe("deny");
+    expect(decide("plan", "Edit", edit(path)).behavior).toBe("deny");
+  });
+
+  it("denies unknown tools, whatever they are called", () => {
+    for (const tool of [
+      "Bash",
+      "bash",
+      "write",
+      "WRITE",
+      "NotebookEdit",
+      "MultiEdit",
+      "EnterPlanMode",
+      "Task",
+      "",
+      "Write ",
+      "Read\u0000",
+    ]) {
+      const d = decide("plan", tool, write(PLAN));
+      expect(d.behavior).toBe("deny");
+    }
+  });
+
+  it("denies writes with a missing, mistyped or extra field", () => {
+    expect(decide("plan", "Write", { content: "x" }).behavior).toBe("deny");
+    expect(decide("plan", "Write", { file_path: 42, content: "x" }).behavior).toBe("deny");
+    expect(decide("plan", "Write", { file_path: [PLAN], content: "x" }).behavior).toBe("deny");
+    expect(
+      decide("plan", "Write", { file_path: { toString: () => PLAN }, content: "x" }).behavior,
+    ).toBe("deny");
+    expect(decide("plan", "Write", { ...write(PLAN), path: "src/app.ts" }).behavior).toBe("deny");
+    expect(decide("plan", "Write", { ...write(PLAN), target: "src/app.ts" }).behavior).toBe("deny");
+    expect(decide("plan", "Edit", { ...edit(PLAN), file_paths: ["src/app.ts"] }).behavior).toBe(
+      "deny",
+    );
+    expect(decide("plan", "Write", null).behavior).toBe("deny");
+    expect(decide("plan", "Write", [PLAN, "x"]).behavior).toBe("deny");
+    expect(decide("plan", "Write", PLAN).behavior).toBe("deny");
+    expect(decide("plan", "Read", "src/app.ts").behavior).toBe("deny");
+  });
+
+  it("denies prompt-injected writes however the path is dressed up", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), fc.constantFrom("Write", "Edit"), (path, tool) => {
+        const d = decide("plan", tool, tool === "Write" ? write(path) : edit(path));
+        return path === PLAN ? d.behavior === "allow" : d.behavior === "deny";
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
+
+describe("permissions after approval", () => {
+  for (const mode of ["default", "acceptEdits"] as const) {
+    it(`allows ${mode} writes to repository paths, relative or under /repo, to the overlay`, () => {
+      expect(decide(mode, "Write", write("src/app.ts"))).toEqual({
+        behavior: "allow",
+        target: { kind: "repo", path: "src/app.ts" },
+      });
+      expect(decide(mode, "Edit", edit("/repo/src/app.ts"))).toEqual({
+        behavior: "allow",
+        target: { kind: "repo", path: "src/app.ts" },
+      });
+      expect(decide(mode, "Write", write("./README.md"))).toEqual({
+        behavior: "allow",
+        target: { kind: "repo", path: "README.md" },
+      });
+      expect(decide(mode, "Write", write("docs/ünïcode-名前.md"))).toEqual({
+        behavior: "allow",
+        target: { kind: "repo", path: "docs/ünïcode-名前.md" },
+      });
+    });
+
+    it(`denies ${mode} writes that escape the repository or touch the plan or .git`, () => {
+      for (const path of [
+        "../outside.ts",
+        "src/../../outside.ts",
+        "src/./app.ts",
+        "src//app.ts",
+        "/etc/passwd",
+        "/repo/../etc/passwd",
+        "/repository/src/app.ts",
+        "/repo",
+        "/repo/",
+        "src/",
+        PLAN,
+        "/plans/other.md",
+        "/plans",
+        ".git/config",
+        "sub/.git/hooks/pre-commit",
+        "src\\app.ts",
+        "src/app.ts\u0000",
+        " src/app.ts",
+        "src/\u202eapp.ts",
+        "",
+      ]) {
+        expect(decide(mode, "Write", write(path)).behavior, path).toBe("deny");
+      }
+    });
+  }
+
+  it("keeps the read-only tools and unknown-tool denial unchanged", () => {
+    expect(decide("default", "Grep", { pattern: "x" }).behavior).toBe("allow");
+    expect(decide("default", "Bash", { command: "ls" }).behavior).toBe("deny");
+  });
+});

@@ -1,0 +1,8 @@
+import "vitest";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The Anthropic Messages API test double's URL, from test/client/anthropic-double-setup.ts. */
+    anthropicDoubleUrl: string;
+  }
+}

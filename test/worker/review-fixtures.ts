@@ -1,0 +1,255 @@
+import type { Event, NewEvent, PlanFile, Session } from "../../src/protocol/index.ts";
+
+/**
+ * Sessions, plans and event logs for the review page tests (workerd and Chromium alike), plus
+ * the hostile inputs every surface of the page must render inert.
+ */
+
+export const SESSION_ID = "ses_01jv7m2k8q0000000000000000";
+export const REVIEW_KEY = "k3y_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+export function fixtureSession(overrides: Partial<Session> = {}): Session {
+  return {
+    id: SESSION_ID,
+    title: "Add GitHub OAuth login",
+    status: "requires_action",
+    phase: "plan_ready",
+    permission_mode: "plan",
+    planner: "scripted",
+    can_execute_remotely: true,
+    reject_count: 0,
+    outcome: null,
+    review_url: `http://127.0.0.1:8787/review/${SESSION_ID}?key=${REVIEW_KEY}`,
+    usage: { input_tokens: 1200, output_tokens: 800 },
+    created_at: "2026-05-01T10:00:00.000Z",
+    updated_at: "2026-05-01T10:01:00.000Z",
+    pending: {
+      kind: "plan",
+      tool_use_id: "toolu_plan_1",
+      input: {},
+      opened_at: "2026-05-01T10:01:00.000Z",
+    },
+    snapshot_id: null,
+    terminal_polled_at: null,
+    ...overrides,
+  };
+}
+
+export const PLAN_MARKDOWN = `# Add GitHub OAuth login
+
+## Context
+
+The app keeps sessions in \`src/session.ts\`; login is password only today.
+
+## Files to change
+
+- \`src/auth/github.ts\` (new): the OAuth callback
+- \`src/session.ts\` lines 10–42: reuse the session cookie
+
+## Steps
+
+1. Add the OAuth client config.
+2. Write the callback route.
+3. Add a migration for \`users.github_id\`.
+
+## Verification
+
+Run \`npm test\`. See [the OAuth docs](https://docs.github.com/en/apps/oauth-apps).
+`;
+
+export function fixturePlan(content = PLAN_MARKDOWN, overrides: Partial<PlanFile> = {}): PlanFile {
+  return {
+    path: "/plans/bold-eagle.md",
+    content,
+    revision: 2,
+    edited_by_user: false,
+    ...overrides,
+  };
+}
+
+let seq = 0;
+/** An event with the next id of the log (ids sort in append order, like the real ones). */
+export function fixtureEvent(body: NewEvent): Event {
+  seq += 1;
+  return {
+    id: `evt_${String(seq).padStart(16, "0")}`,
+    created_at: new Date(Date.UTC(2026, 4, 1, 10, 0, seq)).toISOString(),
+    ...body,
+  } as unknown as Event;
+}
+
+/** A realistic planning log: init, exploration (with a denial), a plan write, ExitPlanMode. */
+export function fixtureEvents(): Event[] {
+  return [
+    fixtureEvent({
+      type: "system",
+      subtype: "init",
+      permission_mode: "plan",
+      planner: "scripted",
+      tools: ["Read", "Glob", "Grep", "LS", "Write", "Edit", "AskUserQuestion", "ExitPlanMode"],
+    }),
+    fixtureEvent({
+      type: "assistant",
+      message: {
+        role: "assistant",
+        content: [
+          { type: "text", text: "I will look at how sessions work first." },
+          { type: "tool_use", id: "toolu_grep", name: "Grep", input: { pattern: "session" } },
+          {
+            type: "tool_use",
+            id: "toolu_read",
+            name: "Read",
+            input: { file_path: "src/app.ts", offset: 1, limit: 80 },
+          },
+          {
+            type: "tool_use",
+            id: "toolu_write_src",
+            name: "Write",
+            input: { file_path: "src/app.ts", content: "x" },
+          },
+        ],
+      },
+    }),
+    fixtureEvent({
+      type: "user",
+      message: {
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_grep",
+            content: "Found 4 files\nsrc/a.ts\nsrc/b.ts\nsrc/c.ts\nsrc/d.ts",
+          },
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_read",
+            content: Array.from(
+              { length: 80 },
+              (_, i) => `${String(i + 1).padStart(6)}\tline`,
+            ).join("\n"),
+          },
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_write_src",
+            content:
+              "Permission denied: in plan mode only the plan file /plans/bold-eagle.md may be written.",
+            is_error: true,
+          },
+        ],
+      },
+    }),
+    fixtureEvent({
+      type: "assistant",
+      message: {
+        role: "assistant",
+        content: [
+          {
+            type: "tool_use",
+            id: "toolu_write_plan",
+            name: "Write",
+            input: { file_path: "/plans/bold-eagle.md", content: PLAN_MARKDOWN },
+          },
+        ],
+      },
+    }),
+    fixtureEvent({
+      type: "user",
+      message: {
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_write_plan",
+            content: "The plan file was written.",
+          },
+        ],
+      },
+    }),
+    fixtureEvent({
+      type: "assistant",
+      message: {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "toolu_plan_1", name: "ExitPlanMode", input: {} }],
+      },
+    }),
+    fixtureEvent({ type: "result", subtype: "success", is_error: false, num_turns: 3 }),
+  ];
+}
+
+/** A question the planner asks (AskUserQuestion input). */
+export const QUESTION_INPUT = {
+  questions: [
+    {
+      question: "Which database should the users table live in?",
+      header: "Database",
+      multiSelect: false,
+      options: [
+        { label: "Postgres", description: "The existing primary database" },
+        { label: "SQLite", description: "A local file, simpler to test" },
+      ],
+    },
+    {
+      question: "Which providers besides GitHub?",
+      header: "Providers",
+      multiSelect: true,
+      options: [
+        { label: "Google", description: "OpenID Connect" },
+        { label: "GitLab", description: "OAuth 2" },
+      ],
+    },
+  ],
+};
+
+/**
+ * Hostile strings: each one would run script, load from another origin, or break out of the
+ * element it sits in if the page ever rendered it as markup.
+ */
+export const XSS_PAYLOADS = [
+  "<script>alert('script')</script>",
+  "<img src=x onerror=alert('img')>",
+  '<svg onload="alert(\'svg\')"><circle r="1"/></svg>',
+  "</textarea><script>alert('textarea')</script>",
+  "</script><script>alert('script-close')</script>",
+  "</style><script>alert('style-close')</script>",
+  "\"><img src=x onerror=alert('attr')>",
+  "'><svg/onload=alert('attr2')>",
+  '<iframe src="https://evil.example/frame"></iframe>',
+  "<a href=\"javascript:alert('raw-a')\">raw link</a>",
+  '<meta http-equiv="refresh" content="0;url=https://evil.example/">',
+  '<base href="https://evil.example/">',
+  '<form action="https://evil.example/"><button>go</button></form>',
+  "<style>body{background:url(https://evil.example/bg)}</style>",
+  "<!-- <script>alert('comment')</script> -->",
+];
+
+/** Markdown links and images whose targets must never become live. */
+export const HOSTILE_LINKS = [
+  "[js](javascript:alert('js'))",
+  "[mixed case](JaVaScRiPt:alert('case'))",
+  "[entity](&#106;avascript:alert('entity'))",
+  "[hex entity](&#x6A;avascript:alert('hex'))",
+  "[tab](java&#x09;script:alert('tab'))",
+  "[newline](java&#10;script:alert('newline'))",
+  "[spaced](<  javascript:alert('spaced')>)",
+  "[angle](<javascript:alert('angle')>)",
+  "[data](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+  "[vb](vbscript:msgbox('vb'))",
+  "[file](file:///etc/passwd)",
+  "<javascript:alert('autolink')>",
+  "[ref][bad]\n\n[bad]: javascript:alert('ref')",
+  "![img js](javascript:alert('img'))",
+  "![img data](data:image/png;base64,iVBORw0KGgo=)",
+  "![img svg](data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+)",
+  "![remote](https://evil.example/pixel.png)",
+];
+
+/** Every hostile input joined into one plan. */
+export function hostilePlan(): string {
+  return [
+    "# Plan <script>alert('heading')</script>",
+    ...XSS_PAYLOADS,
+    ...HOSTILE_LINKS,
+    "## Safe links",
+    "[docs](https://example.com/docs) and [mail](mailto:dev@example.com) and [anchor](#sec-safe-links)",
+  ].join("\n\n");
+}

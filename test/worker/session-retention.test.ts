@@ -1,0 +1,89 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ownerIdOf } from "../../src/api/auth.ts";
+import type { SnapshotReceipt } from "../../src/protocol/index.ts";
+import { DEFAULT_RETENTION_DAYS, retentionMs } from "../../src/session/retention.ts";
+import type { SessionObject } from "../../src/session/session-object.ts";
+import { tarGz } from "../support/tarballs.ts";
+import { ALICE, api, createDrivenSession, sessionObject } from "../support/worker/sessions.ts";
+
+const RETENTION_MS = retentionMs(env.PLANPORT_RETENTION_DAYS);
+const DAY_MS = 86_400_000;
+
+/** Moves the session object's clock `ms` ahead and runs its alarm (the purge, when due). */
+async function runAlarmAfter(id: string, ms: number): Promise<void> {
+  await runInDurableObject(sessionObject(id), (object: SessionObject) => {
+    object.clock = () => Date.now() + ms;
+  });
+  await runDurableObjectAlarm(sessionObject(id));
+}
+
+async function uploadSnapshot(files: Record<string, string>): Promise<string> {
+  const bytes = await tarGz(Object.entries(files).map(([name, body]) => ({ name, body })));
+  const res = await api.uploadSnapshot(ALICE, bytes);
+  expect(res.status).toBe(201);
+  return ((await res.json()) as SnapshotReceipt).id;
+}
+
+async function snapshotStatus(id: string): Promise<number> {
+  return (await api.call("HEAD", `/v1/snapshots/${id}`, ALICE)).status;
+}
+
+describe("retention", () => {
+  it("reads PLANPORT_RETENTION_DAYS, fractional days included, defaulting to 7", () => {
+    expect(retentionMs(undefined)).toBe(DEFAULT_RETENTION_DAYS * DAY_MS);
+    expect(retentionMs("0.5")).toBe(DAY_MS / 2);
+    expect(retentionMs("0")).toBe(0);
+    for (const bad of ["", "-1", "soon", "NaN", "Infinity"])
+      expect(retentionMs(bad)).toBe(7 * DAY_MS);
+  });
+
+  it("keeps an archived session until the retention time, then deletes it everywhere", async () => {
+    const session = await createDrivenSession();
+    await api.archive(ALICE, session.id);
+    await runAlarmAfter(session.id, RETENTION_MS - 60_000);
+    expect((await api.getSession(ALICE, session.id)).status).toBe("archived");
+
+    await runAlarmAfter(session.id, RETENTION_MS + 1);
+    for (const path of ["", "/events", "/plan", "/changes"]) {
+      expect((await api.call("GET", `/v1/sessions/${session.id}${path}`, ALICE)).status).toBe(404);
+    }
+    expect((await api.listSessions(ALICE, { limit: 100 })).data.map((s) => s.id)).not.toContain(
+      session.id,
+    );
+    // Nothing of it is left in the object's storage: not a row, not a table.
+    const tables = await runInDurableObject(sessionObject(session.id), (_o: SessionObject, state) =>
+      state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray(),
+    );
+    expect(tables.filter((t) => !String(t.name).startsWith("_cf"))).toEqual([]);
+  });
+
+  it("never purges a session that has not ended", async () => {
+    const session = await createDrivenSession();
+    await runAlarmAfter(session.id, RETENTION_MS * 10);
+    expect((await api.getSession(ALICE, session.id)).status).toBe("idle");
+  });
+
+  it("deletes a snapshot from R2 only when the owner's last session using it is purged", async () => {
+    const snapshotId = await uploadSnapshot({
+      "README.md": "# retention fixture\n",
+      "src/a.ts": `export const a = ${Date.now()};\n`,
+    });
+    const first = await createDrivenSession(ALICE.token, { snapshot_id: snapshotId });
+    const second = await createDrivenSession(ALICE.token, { snapshot_id: snapshotId });
+    const owner = await ownerIdOf(ALICE.token);
+    const index = env.OWNERS.get(env.OWNERS.idFromName(owner));
+    expect(await index.snapshotsInUse()).toContain(snapshotId);
+
+    await api.archive(ALICE, first.id);
+    await runAlarmAfter(first.id, RETENTION_MS + 1);
+    expect((await api.call("GET", `/v1/sessions/${first.id}`, ALICE)).status).toBe(404);
+    expect(await snapshotStatus(snapshotId)).toBe(200);
+
+    await api.archive(ALICE, second.id);
+    await runAlarmAfter(second.id, RETENTION_MS + 1);
+    expect(await snapshotStatus(snapshotId)).toBe(404);
+    expect(await index.snapshotsInUse()).not.toContain(snapshotId);
+  });
+});
