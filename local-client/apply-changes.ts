@@ -93,8 +93,9 @@ export async function applyChanges(
   child.stdin.end(diff);
   const [code] = (await once(child, "exit")) as [number | null];
   const ok = code === 0;
-  // Without blob ids in the diff git says it "lacks the necessary blob" and applies directly;
-  // after a success that is noise, not an error worth showing.
+  // When the blob a diff names is not in the local repository (the snapshot held uncommitted
+  // work) git says it "lacks the necessary blob" and applies directly; after a success that is
+  // noise, not an error worth showing.
   const shown = ok
     ? output
         .split("\n")

@@ -19,7 +19,7 @@ import { nextAlarmAt, retentionMs } from "./retention.ts";
 import { hasSchema, migrate } from "./schema.ts";
 import { hasEnded, readRow, type SessionRow, updateRow } from "./session-row.ts";
 import { sessionView } from "./session-view.ts";
-import { unifiedDiff } from "./unified-diff.ts";
+import { gitBlobId, unifiedDiff } from "./unified-diff.ts";
 import { pendingWait } from "./waits.ts";
 
 /**
@@ -150,7 +150,14 @@ export class SessionObject extends DurableObject<Env> {
     if (overlay.length === 0) return ok("");
     const snapshot = this.snapshotOf(row);
     const changes = await Promise.all(
-      overlay.map(async ({ path, after }) => ({ path, before: await snapshot.read(path), after })),
+      overlay.map(async ({ path, after }) => {
+        const before = await snapshot.read(path);
+        const blobs = {
+          before: before === null ? null : await gitBlobId(before),
+          after: after === null ? null : await gitBlobId(after),
+        };
+        return { path, before, after, blobs };
+      }),
     );
     return ok(unifiedDiff(changes));
   }

@@ -14,7 +14,17 @@ export interface FileChange {
   before: string | null;
   /** Content in the overlay; null when the overlay deleted the file. */
   after: string | null;
+  /**
+   * Git blob ids of both sides (see {@link gitBlobId}). When given, the patch carries git's
+   * `index` line, which lets `git apply --3way` fall back to a real three-way merge when the
+   * local file moved on since the snapshot.
+   */
+  blobs?: { before: string | null; after: string | null };
 }
+
+/** Git's id for a missing side of a creation or deletion. */
+const NULL_BLOB_ID = "0".repeat(40);
+const REGULAR_FILE_MODE = "100644";
 
 /** Lines of unchanged context around each change, as git's default. */
 const CONTEXT_LINES = 3;
@@ -48,5 +58,36 @@ function fileDiff(change: FileChange): string {
     undefined,
     { context: CONTEXT_LINES },
   );
-  return formatPatch({ ...patch, isGit: true, isCreate, isDelete });
+  const text = formatPatch({ ...patch, isGit: true, isCreate, isDelete });
+  return change.blobs ? withIndexLine(text, change.blobs, isCreate || isDelete) : text;
+}
+
+/** Inserts `index <old>..<new>[ <mode>]` where git puts it: after the extended headers. */
+function withIndexLine(
+  text: string,
+  blobs: { before: string | null; after: string | null },
+  modeInHeader: boolean,
+): string {
+  const lines = text.split("\n");
+  let at = 1;
+  while (at < lines.length && /^(new|deleted) file mode /.test(lines[at] ?? "")) at++;
+  const ids = `${blobs.before ?? NULL_BLOB_ID}..${blobs.after ?? NULL_BLOB_ID}`;
+  lines.splice(at, 0, `index ${ids}${modeInHeader ? "" : ` ${REGULAR_FILE_MODE}`}`);
+  return lines.join("\n");
+}
+
+/**
+ * Git's blob id of a text: sha1 of `blob <byte length>\0<bytes>`, as `git hash-object` prints.
+ *
+ * @example
+ * await gitBlobId("hello\n") // "ce013625030ba8dba906f756967f9e9ca394464a"
+ */
+export async function gitBlobId(text: string): Promise<string> {
+  const body = new TextEncoder().encode(text);
+  const head = new TextEncoder().encode(`blob ${body.byteLength}\0`);
+  const all = new Uint8Array(head.byteLength + body.byteLength);
+  all.set(head);
+  all.set(body, head.byteLength);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", all));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }

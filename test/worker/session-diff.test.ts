@@ -1,7 +1,7 @@
 import { applyPatch, parsePatch } from "diff";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type FileChange, unifiedDiff } from "../../src/session/unified-diff.ts";
+import { type FileChange, gitBlobId, unifiedDiff } from "../../src/session/unified-diff.ts";
 import { ALICE, api, createDrivenSession, withPort } from "../support/worker/sessions.ts";
 
 describe("the unified diff of the overlay", () => {
@@ -103,8 +103,40 @@ describe("GET /changes", () => {
     });
     const diff = await api.changes(ALICE, session.id);
     // No snapshot: the new file is a creation, and deleting a file that never existed is no change.
+    // The index line carries git's blob ids, so `git apply --3way` can merge.
     expect(diff).toBe(
-      "diff --git a/src/new.ts b/src/new.ts\nnew file mode 100644\n--- /dev/null\n+++ b/src/new.ts\n@@ -0,0 +1,1 @@\n+export const x = 1;\n",
+      "diff --git a/src/new.ts b/src/new.ts\nnew file mode 100644\nindex 0000000000000000000000000000000000000000..ad1d380d6cc4dfe69119852d461b7ccd89a19228\n--- /dev/null\n+++ b/src/new.ts\n@@ -0,0 +1,1 @@\n+export const x = 1;\n",
     );
+  });
+});
+
+describe("git blob ids for three-way merges", () => {
+  it("computes the same id as git hash-object", async () => {
+    expect(await gitBlobId("hello\n")).toBe("ce013625030ba8dba906f756967f9e9ca394464a");
+    expect(await gitBlobId("")).toBe("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+    expect(await gitBlobId("é\n")).toBe("c6003325155f475bd7c87731607525dce73be9cf");
+  });
+
+  it("puts git's index line after the extended headers, with the mode only for modifications", () => {
+    const modified = unifiedDiff([
+      {
+        path: "a.txt",
+        before: "x\n",
+        after: "y\n",
+        blobs: { before: "1".repeat(40), after: "2".repeat(40) },
+      },
+    ]);
+    expect(modified.split("\n").slice(0, 2)).toEqual([
+      "diff --git a/a.txt b/a.txt",
+      `index ${"1".repeat(40)}..${"2".repeat(40)} 100644`,
+    ]);
+    const created = unifiedDiff([
+      { path: "n.txt", before: null, after: "y\n", blobs: { before: null, after: "2".repeat(40) } },
+    ]);
+    expect(created.split("\n").slice(0, 3)).toEqual([
+      "diff --git a/n.txt b/n.txt",
+      "new file mode 100644",
+      `index ${"0".repeat(40)}..${"2".repeat(40)}`,
+    ]);
   });
 });
