@@ -13,6 +13,10 @@ export interface Env {
   PLANPORT_MAX_TURNS?: string;
   /** "true" lets sessions use the `scripted` planner (tests, replays). */
   PLANPORT_ALLOW_SCRIPTED?: string;
+  /** Model calls: one attempt's timeout, attempts in total, first backoff (all milliseconds but attempts). */
+  PLANPORT_MODEL_TIMEOUT_MS?: string;
+  PLANPORT_MODEL_ATTEMPTS?: string;
+  PLANPORT_MODEL_BACKOFF_MS?: string;
   ANTHROPIC_API_KEY?: string;
   ANTHROPIC_BASE_URL?: string;
   ANTHROPIC_MODEL?: string;

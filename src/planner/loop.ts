@@ -4,7 +4,8 @@ import { afkAnswersResult } from "./decisions.ts";
 import { type EngineState, parseEngineState } from "./engine-state.ts";
 import { assignReminders, buildRequest, normalizeContent } from "./model-request.ts";
 import { createPlanner } from "./models/index.ts";
-import { callPlanner, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./models/retry.ts";
+import { callPlanner, type RetryPolicy } from "./models/retry.ts";
+import { retryPolicyFromEnv } from "./models/retry-config.ts";
 import { ModelCallError, type ModelTurn, type Planner } from "./models/types.ts";
 import type { PlannerEnv, SessionPort, StepResult } from "./port.ts";
 import { runToolCalls } from "./tool-calls.ts";
@@ -112,16 +113,18 @@ export async function step(
   let turn: ModelTurn;
   try {
     turn = await callPlanner(planner, buildRequest(port, events, state, options.signal), {
-      ...DEFAULT_RETRY_POLICY,
+      ...retryPolicyFromEnv(env),
       ...options.retry,
     });
   } catch (error) {
     const message =
       error instanceof ModelCallError ? error.message : `The planner failed: ${String(error)}`;
+    // Provider messages do not all end a sentence ("…sent an answer that is not JSON").
+    const sentence = /[.!?]$/.test(message) ? message : `${message}.`;
     if (!sessionOver(port.listEvents())) {
       port.endSession(
         "error_during_execution",
-        `${message} The session stopped; start a new session to try again.`,
+        `${sentence} The session stopped; start a new session to try again.`,
       );
     }
     return IDLE;

@@ -135,4 +135,8 @@ export interface PlannerEnv {
   OPENAI_BASE_URL?: string;
   OPENAI_MODEL?: string;
   AI?: Ai;
+  /** Model-call retry policy (`models/retry-config.ts`); unset = the defaults. */
+  PLANPORT_MODEL_TIMEOUT_MS?: string;
+  PLANPORT_MODEL_ATTEMPTS?: string;
+  PLANPORT_MODEL_BACKOFF_MS?: string;
 }

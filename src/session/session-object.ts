@@ -23,10 +23,13 @@ import { gitBlobId, unifiedDiff } from "./unified-diff.ts";
 import { pendingWait } from "./waits.ts";
 
 /**
- * A terminal polls every few seconds; writing the poll time at most this often keeps the hot
- * path to a read (the exact latest time is also kept in memory for the teleport check).
+ * A terminal polls every few seconds; writing the poll time at most this often keeps most polls
+ * free of a storage write (a write holds the answer until it is durable: about +50% on a poll).
+ * The exact latest time is kept in memory for the teleport check; after a restart the stored
+ * time is at most this old, and a terminal that is still polling refreshes it within one
+ * interval, so a teleport inside the 15 s window is never refused for it.
  */
-const TERMINAL_POLL_RECORD_EVERY_MS = 1_000;
+const TERMINAL_POLL_RECORD_EVERY_MS = 10_000;
 
 interface Identity {
   owner: string;

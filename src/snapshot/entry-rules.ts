@@ -1,4 +1,9 @@
-import { pathNameProblem, printablePath, type SkipReason } from "../protocol/index.ts";
+import {
+  pathNameProblem,
+  printablePath,
+  type SkipReason,
+  SNAPSHOT_MAX_PATH_BYTES,
+} from "../protocol/index.ts";
 
 /**
  * What the ingest does with one tar entry, decided from its header alone (pure). Files still
@@ -27,8 +32,17 @@ const TYPE_SKIP_REASONS: Record<string, SkipReason> = {
 };
 
 /**
+ * A raw name longer than this cannot normalise to a storable path (at most
+ * {@link SNAPSHOT_MAX_PATH_BYTES} bytes) short of thousands of `./` segments, so it is refused
+ * before it is split: PAX and GNU long names may be 8 MiB, millions of segments.
+ */
+const MAX_RAW_NAME_CHARS = 4 * SNAPSHOT_MAX_PATH_BYTES;
+
+/**
  * Classifies a tar entry. Unsafe names are refused before the type is looked at, so a
- * symlink called `../x` is reported for its path, the more alarming of the two.
+ * symlink called `../x` is reported for its path, the more alarming of the two. Every path in
+ * a verdict is bounded (a skipped one is shortened for display): the skip list goes into the
+ * receipt and the stored index, so a name must never be kept whole just because it was refused.
  *
  * @example
  * classifyEntry({ name: "./src/app.ts", type: "file" }); // { kind: "file", path: "src/app.ts" }
@@ -39,6 +53,11 @@ export function classifyEntry(header: EntryHeader): EntryVerdict {
   const type = header.type ?? "file";
   const name = header.name;
   const shown = printablePath(name);
+  if (name.length > MAX_RAW_NAME_CHARS) {
+    return type === "directory"
+      ? { kind: "directory" }
+      : { kind: "skip", path: shown, reason: "name_too_long" };
+  }
   // The tar reader decodes names leniently: invalid UTF-8 arrives as U+FFFD.
   if (name.length > 0 && pathNameProblem(name) === "invalid_name") {
     return { kind: "skip", path: shown, reason: "invalid_name" };
@@ -52,7 +71,8 @@ export function classifyEntry(header: EntryHeader): EntryVerdict {
   const path = segments.join("/");
   if (path === "") return { kind: "skip", path: shown, reason: "invalid_name" };
   const typeReason = TYPE_SKIP_REASONS[type];
-  if (typeReason !== undefined) return { kind: "skip", path, reason: typeReason };
+  if (typeReason !== undefined)
+    return { kind: "skip", path: printablePath(path), reason: typeReason };
   const problem = pathNameProblem(path);
   if (problem !== null) return { kind: "skip", path: printablePath(path), reason: problem };
   return { kind: "file", path };

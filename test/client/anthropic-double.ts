@@ -9,8 +9,9 @@
  *
  * Each test gets its own lane (`/t/<lane>` in the base URL), so tests can run in parallel:
  *
- *   POST <url>/_double/<lane>/script    body: [{status, headers?, body}]   queue responses
- *   GET  <url>/_double/<lane>/requests  → [{headers, body}]               what was received
+ *   POST <url>/_double/<lane>/script    body: [{status, headers?, body, raw?, delay_ms?}]
+ *                                       queue responses (raw: a malformed body; delay_ms: a hang)
+ *   GET  <url>/_double/<lane>/requests  → [{headers, body, received_at}]  what was received
  *   POST <url>/t/<lane>/v1/messages     the Messages API itself
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -75,7 +76,7 @@ export async function startAnthropicDouble(): Promise<AnthropicDouble> {
       } catch {
         return send(res, 400, {}, apiError("invalid_request_error", "body is not JSON"));
       }
-      l.requests.push({ headers: flatHeaders(req), body });
+      l.requests.push({ headers: flatHeaders(req), body, received_at: Date.now() });
       const problem = wireProblem(req, body);
       if (problem) return send(res, 400, {}, apiError("invalid_request_error", problem));
       const next = l.script.shift();
@@ -86,7 +87,12 @@ export async function startAnthropicDouble(): Promise<AnthropicDouble> {
           {},
           apiError("api_error", "the test double has no scripted response left"),
         );
-      return send(res, next.status, next.headers ?? {}, next.body);
+      if (next.delay_ms !== undefined && next.delay_ms > 0) {
+        const timer = setTimeout(() => reply(res, next), next.delay_ms);
+        res.on("close", () => clearTimeout(timer));
+        return;
+      }
+      return reply(res, next);
     } catch (error) {
       send(res, 500, {}, apiError("api_error", String(error)));
     }
@@ -168,6 +174,15 @@ function send(
 ): void {
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(body === null ? "" : JSON.stringify(body));
+}
+
+function reply(res: ServerResponse, next: ScriptedResponse): void {
+  if (next.raw === undefined) {
+    send(res, next.status, next.headers ?? {}, next.body);
+    return;
+  }
+  res.writeHead(next.status, { "content-type": "application/json", ...next.headers });
+  res.end(next.raw);
 }
 
 function flatHeaders(req: IncomingMessage): Record<string, string> {

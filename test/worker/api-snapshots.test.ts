@@ -99,7 +99,7 @@ describe("snapshot routes", () => {
     });
     const diff = await api.changes(ALICE, session.id);
     expect(diff).toContain(
-      "diff --git a/README.md b/README.md\ndeleted file mode 100644\n--- a/README.md\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-# Fixture\n",
+      "diff --git a/README.md b/README.md\ndeleted file mode 100644\nindex ca69e6d08b5b8bb4f11a74f9695e329c203cbfd8..0000000000000000000000000000000000000000\n--- a/README.md\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-# Fixture\n",
     );
     expect(diff).toContain("--- a/src/app.ts\n+++ b/src/app.ts\n");
     expect(diff).toContain("-export const port = 8080;\n+export const port = 9090;\n");
