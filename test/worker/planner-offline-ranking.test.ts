@@ -11,6 +11,7 @@ import {
   pathMentions,
   splitIdentifier,
   stem,
+  wordStartPattern,
 } from "../../src/planner/models/offline/terms.ts";
 
 describe("search terms", () => {
@@ -81,6 +82,37 @@ describe("search terms", () => {
     expect(
       pathMentions("Also touch src/db/schema.sql, not tax.ts. Version 1.2.3 is fine, e.g. this."),
     ).toEqual(["src/db/schema.sql", "tax.ts"]);
+  });
+});
+
+describe("term matching", () => {
+  const matches = (term: string, text: string) => new RegExp(wordStartPattern(term)).test(text);
+
+  it("finds a stem where a word or identifier part starts, in any case", () => {
+    for (const text of [
+      "rate limit",
+      "rateLimit",
+      "getRateLimit",
+      "RATE_LIMIT",
+      "MAX_RATE",
+      "rates",
+      "max-rate",
+    ]) {
+      expect(matches("rate", text), text).toBe(true);
+    }
+  });
+
+  it("never finds a stem inside a word", () => {
+    for (const text of ["generate", "migrate()", "separated", "iterate", "curated", "GeneraTe"]) {
+      expect(matches("rate", text), text).toBe(false);
+    }
+  });
+
+  it("escapes characters that mean something in a regular expression", () => {
+    expect(matches("v2.x", "use v2.x now")).toBe(true);
+    expect(matches("v2.x", "use v2yx now")).toBe(false);
+    expect(matches("404", "status 404")).toBe(true);
+    expect(matches("404", "x1404")).toBe(false);
   });
 });
 

@@ -4,6 +4,7 @@ import { draft } from "./draft.ts";
 import { areaDirs, gatherKnowledge, manifestsToRead, steer } from "./knowledge.ts";
 import { writePlan } from "./plan-writer.ts";
 import { areaQuestion, chooseFiles, rank } from "./selection.ts";
+import { wordStartPattern } from "./terms.ts";
 import { OFFLINE_ID_PREFIX, readTranscript } from "./transcript.ts";
 
 /** Lines read from each candidate (line references come from these). */
@@ -87,8 +88,8 @@ function decide(request: ModelRequest): ModelTurn {
       `Offline planner: searching for ${unsearched.map((x) => `"${x.text}"`).join(", ")}.`,
       unsearched.flatMap((term) => [
         use(id("grep", term.text), "Grep", {
-          pattern: escapeRegex(term.text),
-          "-i": true,
+          // Where a word or identifier part starts, so a stem never matches mid-word.
+          pattern: wordStartPattern(term.text),
           output_mode: "count",
           head_limit: MAX_SEARCH_HITS,
         }),
@@ -155,10 +156,6 @@ function reply(text: string): ModelTurn {
     usage: { input_tokens: 0, output_tokens: 0 },
     model: OFFLINE_MODEL,
   };
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** A glob fragment matching the term in any letter case: "auth" → "[aA][uU][tT][hH]". */

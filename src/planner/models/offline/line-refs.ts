@@ -1,3 +1,4 @@
+import { wordStartPattern } from "./terms.ts";
 /**
  * Where in a file the task's terms show up, named by the enclosing declaration, so the plan can
  * say "`createSession` (lines 12–18)" instead of just a path. Pure.
@@ -36,15 +37,14 @@ export function lineRefs(
   terms: readonly string[],
   limit = 3,
 ): LineRef[] {
-  const lowered = terms.map((t) => t.toLowerCase()).filter((t) => t !== "");
+  const patterns = terms.filter((t) => t !== "").map((t) => new RegExp(wordStartPattern(t)));
   const groups = new Map<string, LineRef>();
   let symbol: string | null = null;
   for (const [n, text] of lines) {
     const declared = declaredName(text);
     // Indented const/let/var are locals, not declarations worth naming.
     if (declared !== null && !/^\s+(?:export\s+)?(?:const|let|var)\b/.test(text)) symbol = declared;
-    const lower = text.toLowerCase();
-    if (!lowered.some((t) => lower.includes(t))) continue;
+    if (!patterns.some((p) => p.test(text))) continue;
     const key = symbol ?? "";
     const group = groups.get(key) ?? { symbol, lines: [] };
     group.lines.push(n);

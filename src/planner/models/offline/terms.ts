@@ -143,3 +143,27 @@ export function pathMentions(text: string): string[] {
     (p) => !/^\d+(\.\d+)+$/.test(p) && !/^(e\.g|i\.e|etc)\b/i.test(p),
   );
 }
+
+/**
+ * A regular expression source matching `term` where a word or an identifier part starts:
+ * after a non-letter (`port_id`, `max-port`, `PORT`) or as a capitalised camelCase part
+ * (`listenPort`), in any letter case otherwise — but never inside a word, so the stem `port`
+ * does not find `report`, `support` or `import`. Match it case-sensitively.
+ *
+ * @example new RegExp(wordStartPattern("port")).test("const listenPort = 1") // true
+ * @example new RegExp(wordStartPattern("port")).test("await report()")       // false
+ */
+export function wordStartPattern(term: string): string {
+  const chars = [...term.toLowerCase()];
+  const first = chars[0] ?? "";
+  const rest = chars
+    .slice(1)
+    .map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : escapeChar(c)))
+    .join("");
+  if (!/[a-z]/.test(first)) return `(?<![A-Za-z0-9])${escapeChar(first)}${rest}`;
+  return `(?:(?<![A-Za-z])[${first}${first.toUpperCase()}]|${first.toUpperCase()})${rest}`;
+}
+
+function escapeChar(c: string): string {
+  return c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
