@@ -4,7 +4,6 @@
  * read from `/proc`. Neither changes what passes through or what is measured; they watch.
  */
 
-import { readdirSync, readFileSync } from "node:fs";
 import {
   Agent,
   createServer,
@@ -12,6 +11,9 @@ import {
   type IncomingMessage,
   type ServerResponse,
 } from "node:http";
+import { rssMiB, workerdProcesses } from "./workerd-proc.ts";
+
+const MIB = 1024 * 1024;
 
 /** What one request through the tap got: a status, or `null` when the worker was unreachable. */
 export interface TappedRequest {
@@ -147,21 +149,10 @@ export interface ProcessMemory {
  */
 export function workerdMemory(groupId: number): ProcessMemory[] {
   const found: ProcessMemory[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const { pid } of workerdProcesses(groupId)) {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      // Fields after the name: state, ppid, pgrp…
-      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (pgrp !== groupId || name !== "workerd") continue;
-      const status = readFileSync(`/proc/${entry}/status`, "utf8");
-      found.push({
-        pid: Number(entry),
-        name,
-        rss: kilobytes(status, "VmRSS") * 1024,
-        hwm: kilobytes(status, "VmHWM") * 1024,
-      });
+      const { now, peak } = rssMiB(pid);
+      found.push({ pid, name: "workerd", rss: now * MIB, hwm: peak * MIB });
     } catch {
       // The process ended while we looked.
     }
@@ -198,9 +189,4 @@ export function sampleWorkerdMemory(groupId: number, everyMs: number): MemorySam
       return peaks;
     },
   };
-}
-
-function kilobytes(status: string, field: string): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
-  return match ? Number(match[1]) : 0;
 }
