@@ -110,7 +110,7 @@ try {
   if (wanted("P6")) {
     rows.push(
       ...(await section("P6 client CPU while polling", () =>
-        benchClientPolling(quick ? { windowMs: 10_000 } : {}),
+        benchClientPolling(quick ? { windowMs: 10_000, settleMs: 12_000 } : {}),
       )),
     );
   }
