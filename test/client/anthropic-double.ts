@@ -26,6 +26,10 @@ interface Lane {
 
 export interface AnthropicDouble {
   url: string;
+  /** Queues responses on a lane over HTTP (as a test in another process would). */
+  script(lane: string, responses: ScriptedResponse[]): Promise<void>;
+  /** Every request the lane received so far, in order. */
+  received(lane: string): Promise<RecordedRequest[]>;
   close(): Promise<void>;
 }
 
@@ -100,8 +104,19 @@ export async function startAnthropicDouble(): Promise<AnthropicDouble> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("the double has no port");
+  const url = `http://127.0.0.1:${address.port}`;
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url,
+    async script(name, responses) {
+      const res = await fetch(`${url}/_double/${name}/script`, {
+        method: "POST",
+        body: JSON.stringify(responses),
+      });
+      if (res.status !== 204) throw new Error(`the double refused the script: ${res.status}`);
+    },
+    async received(name) {
+      return (await (await fetch(`${url}/_double/${name}/requests`)).json()) as RecordedRequest[];
+    },
     close: () =>
       new Promise<void>((resolve, reject) => server.close((e) => (e ? reject(e) : resolve()))),
   };

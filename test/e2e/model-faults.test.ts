@@ -92,19 +92,8 @@ afterAll(async () => {
   rmSync(persistDir, { recursive: true, force: true });
 });
 
-async function script(responses: ScriptedResponse[]): Promise<void> {
-  const res = await fetch(`${double.url}/_double/${LANE}/script`, {
-    method: "POST",
-    body: JSON.stringify(responses),
-  });
-  expect(res.status).toBe(204);
-}
-
-async function received(): Promise<RecordedRequest[]> {
-  return (await (
-    await fetch(`${double.url}/_double/${LANE}/requests`)
-  ).json()) as RecordedRequest[];
-}
+const script = (responses: ScriptedResponse[]) => double.script(LANE, responses);
+const received = (): Promise<RecordedRequest[]> => double.received(LANE);
 
 const endings = (events: readonly Event[]) =>
   events.filter((e) => e.type === "result" && e.subtype !== "success");

@@ -83,19 +83,8 @@ afterAll(async () => {
   if (repo) rmSync(repo, { recursive: true, force: true });
 });
 
-async function script(responses: ScriptedResponse[]): Promise<void> {
-  const res = await fetch(`${double.url}/_double/${LANE}/script`, {
-    method: "POST",
-    body: JSON.stringify(responses),
-  });
-  expect(res.status).toBe(204);
-}
-
-async function received(): Promise<RecordedRequest[]> {
-  return (await (
-    await fetch(`${double.url}/_double/${LANE}/requests`)
-  ).json()) as RecordedRequest[];
-}
+const script = (responses: ScriptedResponse[]) => double.script(LANE, responses);
+const received = (): Promise<RecordedRequest[]> => double.received(LANE);
 
 describe("the anthropic planner under wrangler dev (Messages API test double over HTTP)", () => {
   it("is picked by auto, speaks the wire format, retries 429 and 529, reaches plan_ready and executes the approved plan", async () => {
