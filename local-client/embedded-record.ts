@@ -39,6 +39,11 @@ export async function stopRecordedWorker(recordPath: string): Promise<boolean> {
       await exitedWithin(record.pid, STOP_GRACE_MS);
     }
     stopped = true;
+  } else if (orphanedRuntimes(record.pid).length > 0) {
+    // wrangler died and left its runtimes running on the persist dir (and the port): a new
+    // worker must not open the same SQLite files beside them.
+    signalGroup(record.pid, "SIGKILL");
+    stopped = true;
   }
   rmSync(recordPath, { force: true });
   return stopped;
@@ -58,6 +63,32 @@ export function isOurWorker(record: EmbeddedRecord): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Pids of workerd runtimes still in the process group that wrangler `groupId` led: what a
+ * crash of wrangler alone leaves behind. Only processes running the workerd binary count, so a
+ * reused pid never makes an unrelated group a target.
+ *
+ * @example orphanedRuntimes(record.pid) // [] once the whole worker is gone
+ */
+export function orphanedRuntimes(groupId: number): number[] {
+  let listing: string;
+  try {
+    listing = execFileSync("ps", ["-A", "-o", "pid=,pgid=,args="], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const line of listing.split("\n")) {
+    const match = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+    if (match === null || Number(match[2]) !== groupId) continue;
+    if (/[/\\]workerd(\s|$)/.test(match[3] ?? "")) pids.push(Number(match[1]));
+  }
+  return pids;
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

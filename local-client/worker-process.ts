@@ -132,20 +132,29 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
     pid: child.pid ?? -1,
     exited,
     async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      // wrangler gone, workerd perhaps not: whatever is left of the group goes.
+      if (hasExited(child)) return killGroup(child, "SIGKILL");
       killGroup(child, "SIGTERM");
       const timer = setTimeout(() => killGroup(child, "SIGKILL"), 5_000);
       await exited;
       clearTimeout(timer);
     },
     async kill() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
       killGroup(child, "SIGKILL");
       await exited;
     },
   };
 }
 
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/**
+ * Signals wrangler's whole process group. Also after wrangler itself has exited: its workerd
+ * children can outlive it (a crash of the parent), and the group id stays valid while any of
+ * them is alive; once none is, the kill fails harmlessly.
+ */
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined) return;
   try {

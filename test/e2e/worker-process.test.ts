@@ -1,8 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { orphanedRuntimes, stopRecordedWorker } from "../../local-client/embedded-record.ts";
 import { startWorkerProcess } from "../../local-client/worker-process.ts";
+import { waitUntil } from "../support/faults.ts";
+import { workerdProcesses } from "../support/workerd-proc.ts";
 
 describe("wrangler dev harness", () => {
   const dir = mkdtempSync(join(tmpdir(), "planport-harness-"));
@@ -16,5 +19,51 @@ describe("wrangler dev harness", () => {
     const second = await startWorkerProcess({ persistDir: dir, port: first.port });
     expect((await fetch(`${second.url}/v1/healthz`)).status).toBe(200);
     await second.stop();
+  }, 120_000);
+
+  it("leaves no workerd behind when wrangler itself died first", async () => {
+    const worker = await startWorkerProcess({ persistDir: dir, vars: { PLANPORT_TOKENS: "t" } });
+    expect(workerdProcesses(worker.pid).length).toBeGreaterThan(0);
+    // Only wrangler (the group leader) dies, as in a crash of the Node side.
+    process.kill(worker.pid, "SIGKILL");
+    await worker.exited;
+    await worker.kill();
+    await waitUntil(async () => (workerdProcesses(worker.pid).length === 0 ? true : undefined), {
+      what: "the workerd processes of the dead wrangler to be gone",
+    });
+    await expect(fetch(`${worker.url}/v1/healthz`)).rejects.toThrow();
+  }, 120_000);
+
+  it("a recorded embedded worker whose wrangler crashed has its orphaned runtimes stopped", async () => {
+    const worker = await startWorkerProcess({ persistDir: dir, vars: { PLANPORT_TOKENS: "t" } });
+    const record = join(dir, "worker.json");
+    writeFileSync(
+      record,
+      JSON.stringify({
+        pid: worker.pid,
+        port: worker.port,
+        url: worker.url,
+        persist_dir: dir,
+        started_at: new Date().toISOString(),
+      }),
+    );
+    process.kill(worker.pid, "SIGKILL");
+    await worker.exited;
+    const orphans = orphanedRuntimes(worker.pid);
+    expect(orphans.length).toBeGreaterThan(0);
+    expect(orphans.sort()).toEqual(
+      workerdProcesses(worker.pid)
+        .map((p) => p.pid)
+        .sort(),
+    );
+    // An unrelated group (this test's own) holds no workerd of ours.
+    expect(orphanedRuntimes(process.pid)).toEqual([]);
+
+    expect(await stopRecordedWorker(record)).toBe(true);
+    await waitUntil(async () => (orphanedRuntimes(worker.pid).length === 0 ? true : undefined), {
+      what: "the orphaned runtimes to be stopped",
+    });
+    await expect(fetch(`${worker.url}/v1/healthz`)).rejects.toThrow();
+    expect(await stopRecordedWorker(record)).toBe(false);
   }, 120_000);
 });

@@ -33,6 +33,8 @@ export function workerdProcesses(processGroup: number): WorkerdProcess[] {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       if (Number(fields[2]) !== processGroup || !stat.includes("(workerd)")) continue;
+      // A zombie has exited already (it holds no port, no file, no memory): not a process here.
+      if (fields[0] === "Z") continue;
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
       found.push({
         pid: Number(entry),
