@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:http";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { PollError, pollForApprovedExitPlanMode } from "../../local-client/poller.ts";
+import { FAKE_SESSION_ID, FAKE_TOKEN, startFakeFeed } from "../client/fake-feed.ts";
 import { type BenchRow, formatTable, infoRow, limitRow } from "./rows.ts";
 
 /**
@@ -27,7 +27,6 @@ const SETTLE_MS = 15_000;
 const POLL_INTERVAL_MS = 3_000;
 /** Of one core, in percent. */
 const CPU_BUDGET_PERCENT = 0.5;
-const SESSION_ID = "ses_01jxbench00000000000000000";
 
 interface Span {
   cpuMs: number;
@@ -55,7 +54,8 @@ export async function benchClientPolling(
 ): Promise<BenchRow[]> {
   const windowMs = options.windowMs ?? WINDOW_MS;
   const settleMs = options.settleMs ?? SETTLE_MS;
-  const feed = await startIdleFeed();
+  // The feed double with an empty log: every events page is empty, the session is running.
+  const feed = await startFakeFeed();
   try {
     const [polling, idle] = await Promise.all([
       runChildProcess("--child", feed.url, windowMs, settleMs),
@@ -170,8 +170,8 @@ async function runChild(url: string, windowMs: number, settleMs: number): Promis
   let started = false;
   const poll = pollForApprovedExitPlanMode({
     server: url,
-    token: "bench",
-    sessionId: SESSION_ID,
+    token: FAKE_TOKEN,
+    sessionId: FAKE_SESSION_ID,
     intervalMs: POLL_INTERVAL_MS,
     timeoutMs: (settleMs + windowMs) * 2 + 60_000,
     signal: controller.signal,
@@ -189,41 +189,6 @@ async function runChild(url: string, windowMs: number, settleMs: number): Promis
   );
   if (!(err instanceof PollError) || err.reason !== "stopped" || report === null) throw err;
   process.stdout.write(JSON.stringify(report));
-}
-
-async function startIdleFeed(): Promise<{ url: string; close: () => Promise<void> }> {
-  const emptyPage = JSON.stringify({ data: [], has_more: false, first_id: null, last_id: null });
-  const session = JSON.stringify({
-    id: SESSION_ID,
-    title: "bench",
-    status: "running",
-    phase: "running",
-    permission_mode: "plan",
-    planner: "offline",
-    can_execute_remotely: false,
-    reject_count: 0,
-    outcome: null,
-    review_url: "http://127.0.0.1/review",
-    usage: { input_tokens: 0, output_tokens: 0 },
-    created_at: "2026-01-01T00:00:00.000Z",
-    updated_at: "2026-01-01T00:00:00.000Z",
-  });
-  const server = createServer((req, res) => {
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(req.url?.includes("/events") ? emptyPage : session);
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return {
-    url: `http://127.0.0.1:${address.port}`,
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, "close");
-    },
-  };
 }
 
 const isMain =

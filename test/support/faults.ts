@@ -7,7 +7,7 @@
  */
 
 import type { Event } from "../../src/protocol/index.ts";
-import { gzip, header } from "./tarballs.ts";
+import { concat, gzip, header, padded } from "./tarballs.ts";
 
 const BLOCK_BYTES = 512;
 const encoder = new TextEncoder();
@@ -180,21 +180,6 @@ export async function waitUntil<T>(
       throw new Error(`gave up waiting for ${opts.what} after ${opts.timeoutMs ?? 30_000} ms`);
     await new Promise((resolve) => setTimeout(resolve, opts.everyMs ?? 100));
   }
-}
-
-function padded(body: Uint8Array): Uint8Array[] {
-  const padding = -body.byteLength & (BLOCK_BYTES - 1);
-  return padding > 0 ? [body, new Uint8Array(padding)] : [body];
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
 }
 
 /**

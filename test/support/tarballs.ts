@@ -205,7 +205,8 @@ function arrayBacked(chunk: Uint8Array): Uint8Array<ArrayBuffer> {
     : new Uint8Array(chunk);
 }
 
-function padded(body: Uint8Array): Uint8Array[] {
+/** The body and the zeros that fill its last 512-byte tar block. */
+export function padded(body: Uint8Array): Uint8Array[] {
   const padding = -body.byteLength & (BLOCK_BYTES - 1);
   return padding > 0 ? [body, new Uint8Array(padding)] : [body];
 }
@@ -214,7 +215,8 @@ function writeAscii(block: Uint8Array, offset: number, text: string): void {
   for (let i = 0; i < text.length; i++) block[offset + i] = text.charCodeAt(i);
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
+/** The parts joined into one array. */
+export function concat(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
   let offset = 0;
   for (const part of parts) {
