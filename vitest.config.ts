@@ -18,6 +18,9 @@ export default defineConfig({
                 PLANPORT_TOKENS: "token-alice,token-bob",
                 PLANPORT_ALLOW_SCRIPTED: "true",
                 PLANPORT_PLANNER: "offline",
+                // Most suites make thousands of requests with one token; the rate-limit tests
+                // turn the limits back on for their own requests (test/worker/api-rate-limits.test.ts).
+                PLANPORT_RATE_LIMITS: "off",
               },
             },
           }),

@@ -1,4 +1,3 @@
-import pRetry from "p-retry";
 import type { z } from "zod";
 import {
   type CreateSession,
@@ -16,57 +15,42 @@ import {
   type SnapshotReceipt,
   SnapshotReceiptSchema,
 } from "../src/protocol/index.ts";
+import { abortAfter } from "./abort-after.ts";
+import { ApiError } from "./api-error.ts";
+import { formatDuration } from "./duration.ts";
+import { readBodyAtMost } from "./response-body.ts";
+import { parseRetryAfter } from "./retry-after.ts";
 
 /**
  * A small typed client for every planport HTTP route (CONTRACT "HTTP API"). Answers are
- * zod-validated: a server that answers something else is reported, never trusted. This is
- * also the one place that says which failures are worth retrying ({@link isTransient}).
+ * zod-validated: a server that answers something else is reported, never trusted. Every call
+ * ends within its time limit, headers and body included, and reads at most a bounded number of
+ * bytes. Failures are {@link ApiError}s; api-error.ts says which are worth retrying.
  */
+
+export { ApiError, isTransient, withRetry } from "./api-error.ts";
 
 /** Most calls are small JSON; a stuck connection must not hang a poll tick forever. */
-const REQUEST_TIMEOUT_MS = 30_000;
+export const REQUEST_TIMEOUT_MS = 30_000;
 /** Snapshot uploads can be tens of megabytes over a slow uplink. */
 const UPLOAD_TIMEOUT_MS = 300_000;
-
-/** A failed call: HTTP status (0 = never answered), the server's error code, a readable sentence. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "ApiError";
-  }
-}
-
+const HEALTHZ_TIMEOUT_MS = 2_000;
+const MIB = 1024 * 1024;
 /**
- * Network errors, 5xx and 429 may go away on their own (a deploy, a restart, rate limiting);
- * everything else (401, 403, 404, 4xx, a malformed answer) will answer the same next time.
- *
- * @example
- * if (isTransient(err)) failures += 1; else throw err;
+ * The largest JSON answer read. A full events page (≤ 100 events of ≤ 200,000-character plans
+ * or 100,000-character reads) stays far below it; more is a broken or hostile server.
  */
-export function isTransient(err: unknown): boolean {
-  if (!(err instanceof ApiError)) return false;
-  return err.status === 0 || err.status === 429 || err.status >= 500;
-}
+export const MAX_JSON_RESPONSE_BYTES = 32 * MIB;
+/** The diff of a remote execution may rewrite a large part of a ≤ 100 MiB snapshot. */
+export const MAX_CHANGES_RESPONSE_BYTES = 128 * MIB;
+/** An error body only needs its code and sentence; a longer one is described by its status. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
-/**
- * Retries an idempotent call on transient failures with backoff (p-retry); anything else is
- * thrown at once. Never wrap a call that creates something (a session) in this.
- *
- * @example
- * const exists = await withRetry(() => api.snapshotExists(id));
- */
-export function withRetry<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  return pRetry(fn, {
-    retries: 3,
-    minTimeout: 500,
-    factor: 2,
-    signal,
-    shouldRetry: ({ error }) => isTransient(error),
-  });
+/** Per-call limits: a signal of the caller's (a deadline) and the longest the call may take. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Default {@link REQUEST_TIMEOUT_MS}; covers the headers and the whole body. */
+  timeoutMs?: number;
 }
 
 export interface ApiOptions {
@@ -88,30 +72,65 @@ export function createApi(opts: ApiOptions) {
   const base = normalizeServer(opts.server);
   const doFetch = opts.fetch ?? fetch;
 
+  interface SendInit extends CallOptions {
+    body?: BodyInit;
+    contentType?: string;
+    /** The most bytes of answer body read (default {@link MAX_JSON_RESPONSE_BYTES}). */
+    maxBytes?: number;
+  }
+
+  /**
+   * One request, its answer read whole (within `maxBytes`) under one time limit that is
+   * cleared when the body is in: a server that sends headers and then trickles cannot hold a
+   * call longer than its timeout.
+   */
   async function send(
     method: string,
     path: string,
-    init: { body?: BodyInit; contentType?: string; timeoutMs?: number; signal?: AbortSignal } = {},
-  ): Promise<Response> {
+    init: SendInit = {},
+  ): Promise<{ status: number; body: Uint8Array }> {
     const headers: Record<string, string> = { authorization: `Bearer ${opts.token}` };
     if (init.contentType) headers["content-type"] = init.contentType;
-    const signals = [AbortSignal.timeout(init.timeoutMs ?? REQUEST_TIMEOUT_MS)];
-    if (opts.signal) signals.push(opts.signal);
-    if (init.signal) signals.push(init.signal);
-    let res: Response;
+    const timeoutMs = init.timeoutMs ?? REQUEST_TIMEOUT_MS;
+    const limit = abortAfter(timeoutMs, [opts.signal, init.signal]);
+    const what = `${method} ${path}`;
     try {
-      res = await doFetch(`${base}${path}`, {
+      const res = await doFetch(`${base}${path}`, {
         method,
         headers,
         body: init.body,
-        signal: AbortSignal.any(signals),
+        signal: limit.signal,
       });
+      if (!res.ok && !(method === "HEAD" && res.status === 404)) {
+        throw errorFrom(res, await readBodyAtMost(res, MAX_ERROR_BODY_BYTES));
+      }
+      const maxBytes = init.maxBytes ?? MAX_JSON_RESPONSE_BYTES;
+      const body = await readBodyAtMost(res, maxBytes);
+      if (body === null) {
+        throw new ApiError(
+          res.status,
+          "response_too_large",
+          `${what} answered more than ${maxBytes / MIB} MiB; planport stopped reading there. Is ${base} a planport worker?`,
+        );
+      }
+      return { status: res.status, body };
     } catch (err) {
+      if (err instanceof ApiError) throw err;
       if ((opts.signal?.aborted || init.signal?.aborted) && err instanceof Error) throw err;
-      throw new ApiError(0, "network_error", `cannot reach ${base}: ${describeNetworkError(err)}`);
+      if (limit.timedOut()) {
+        throw new ApiError(
+          0,
+          "request_timeout",
+          `${what} to ${base} did not complete within ${formatDuration(Math.ceil(timeoutMs))}`,
+          { cause: err },
+        );
+      }
+      throw new ApiError(0, "network_error", `cannot reach ${base}: ${describeNetworkError(err)}`, {
+        cause: err,
+      });
+    } finally {
+      limit.clear();
     }
-    if (!res.ok && !(method === "HEAD" && res.status === 404)) throw await errorFrom(res);
-    return res;
   }
 
   async function json<S extends z.ZodType>(
@@ -119,12 +138,12 @@ export function createApi(opts: ApiOptions) {
     method: string,
     path: string,
     body?: unknown,
-    signal?: AbortSignal,
+    call: CallOptions = {},
   ): Promise<z.infer<S>> {
     const res = await send(method, path, {
+      ...call,
       body: body === undefined ? undefined : JSON.stringify(body),
       contentType: body === undefined ? undefined : "application/json",
-      signal,
     });
     return parseBody(res, schema, `${method} ${path}`);
   }
@@ -134,11 +153,18 @@ export function createApi(opts: ApiOptions) {
   return {
     server: base,
 
+    /** Whether the server answers `/v1/healthz` within 2 s (never throws). */
     async healthz(signal?: AbortSignal): Promise<boolean> {
-      const res = await doFetch(`${base}/v1/healthz`, {
-        signal: signal ?? AbortSignal.timeout(2_000),
-      }).catch(() => null);
-      return res?.ok === true;
+      const limit = abortAfter(HEALTHZ_TIMEOUT_MS, [opts.signal, signal]);
+      try {
+        const res = await doFetch(`${base}/v1/healthz`, { signal: limit.signal });
+        await readBodyAtMost(res, MAX_ERROR_BODY_BYTES);
+        return res.ok;
+      } catch {
+        return false;
+      } finally {
+        limit.clear();
+      }
     },
 
     async snapshotExists(id: string): Promise<boolean> {
@@ -159,28 +185,31 @@ export function createApi(opts: ApiOptions) {
       return json(SessionSchema, "POST", "/v1/sessions", body);
     },
 
-    listSessions(q: { limit?: number; before?: string } = {}): Promise<SessionList> {
+    listSessions(
+      q: { limit?: number; before?: string } = {},
+      call?: CallOptions,
+    ): Promise<SessionList> {
       const params = new URLSearchParams();
       if (q.limit !== undefined) params.set("limit", String(q.limit));
       if (q.before !== undefined) params.set("before", q.before);
       const qs = params.size > 0 ? `?${params}` : "";
-      return json(SessionListSchema, "GET", `/v1/sessions${qs}`);
+      return json(SessionListSchema, "GET", `/v1/sessions${qs}`, undefined, call);
     },
 
-    getSession(id: string, signal?: AbortSignal): Promise<Session> {
-      return json(SessionSchema, "GET", session(id), undefined, signal);
+    getSession(id: string, call?: CallOptions): Promise<Session> {
+      return json(SessionSchema, "GET", session(id), undefined, call);
     },
 
     events(
       id: string,
       q: { afterId?: string | null; limit?: number },
-      signal?: AbortSignal,
+      call?: CallOptions,
     ): Promise<FeedPage> {
       const params = new URLSearchParams();
       if (q.afterId) params.set("after_id", q.afterId);
       if (q.limit !== undefined) params.set("limit", String(q.limit));
       const qs = params.size > 0 ? `?${params}` : "";
-      return json(FeedPageSchema, "GET", `${session(id)}/events${qs}`, undefined, signal);
+      return json(FeedPageSchema, "GET", `${session(id)}/events${qs}`, undefined, call);
     },
 
     async sendMessage(id: string, message: Message): Promise<void> {
@@ -194,18 +223,21 @@ export function createApi(opts: ApiOptions) {
       return json(SessionSchema, "POST", `${session(id)}/decision`, decision);
     },
 
-    archive(id: string): Promise<Session> {
-      return json(SessionSchema, "POST", `${session(id)}/archive`);
+    archive(id: string, call?: CallOptions): Promise<Session> {
+      return json(SessionSchema, "POST", `${session(id)}/archive`, undefined, call);
     },
 
-    plan(id: string): Promise<PlanFile> {
-      return json(PlanFileSchema, "GET", `${session(id)}/plan`);
+    plan(id: string, call?: CallOptions): Promise<PlanFile> {
+      return json(PlanFileSchema, "GET", `${session(id)}/plan`, undefined, call);
     },
 
     /** The unified diff of remote execution; empty when nothing changed. */
-    async changes(id: string): Promise<string> {
-      const res = await send("GET", `${session(id)}/changes`);
-      return res.text();
+    async changes(id: string, call?: CallOptions): Promise<string> {
+      const res = await send("GET", `${session(id)}/changes`, {
+        ...call,
+        maxBytes: MAX_CHANGES_RESPONSE_BYTES,
+      });
+      return new TextDecoder().decode(res.body);
     },
   };
 }
@@ -239,14 +271,14 @@ function arrayBufferBacked(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   return isPlain(bytes) ? bytes : new Uint8Array(bytes);
 }
 
-async function parseBody<S extends z.ZodType>(
-  res: Response,
+function parseBody<S extends z.ZodType>(
+  res: { status: number; body: Uint8Array },
   schema: S,
   what: string,
-): Promise<z.infer<S>> {
+): z.infer<S> {
   let body: unknown;
   try {
-    body = await res.json();
+    body = JSON.parse(new TextDecoder().decode(res.body));
   } catch {
     throw new ApiError(
       res.status,
@@ -267,28 +299,30 @@ async function parseBody<S extends z.ZodType>(
   return parsed.data;
 }
 
-async function errorFrom(res: Response): Promise<ApiError> {
-  const text = await res.text().catch(() => "");
-  let body: unknown = null;
+/** The error a non-2xx answer stands for; `body` is null when it was too long to read. */
+function errorFrom(res: Response, body: Uint8Array | null): ApiError {
+  const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"), Date.now());
+  let parsedBody: unknown = null;
   try {
-    body = JSON.parse(text);
+    parsedBody = body === null ? null : JSON.parse(new TextDecoder().decode(body));
   } catch {
     // Not JSON: a proxy or a crashed worker; described below by status.
   }
-  const parsed = ErrorBodySchema.safeParse(body);
+  const parsed = ErrorBodySchema.safeParse(parsedBody);
   if (parsed.success) {
-    return new ApiError(res.status, parsed.data.error.code, parsed.data.error.message);
+    return new ApiError(res.status, parsed.data.error.code, parsed.data.error.message, {
+      retryAfterMs,
+    });
   }
   const hint =
     res.status === 401
       ? "the token was refused; check --token / PLANPORT_TOKEN"
       : `the server answered ${res.status} ${res.statusText}`.trim();
-  return new ApiError(res.status, `http_${res.status}`, hint);
+  return new ApiError(res.status, `http_${res.status}`, hint, { retryAfterMs });
 }
 
 function describeNetworkError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
-  if (err.name === "TimeoutError") return "the request timed out";
   const cause = (err as Error & { cause?: unknown }).cause;
   if (cause instanceof Error && cause.message) return cause.message;
   return err.message;

@@ -1,35 +1,53 @@
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
+import { unsafeRepoName } from "../src/protocol/index.ts";
+import { diffPaths, refusedModes } from "./diff-names.ts";
 import { UsageError } from "./errors.ts";
 
 /**
  * `planport pull --apply`: applies the diff of a remote execution to the local checkout with
- * `git apply --3way`, and refuses to touch files that have uncommitted work.
+ * `git apply --3way`. The diff was written by a remote session (a model, perhaps a
+ * prompt-injected one), so before anything is applied: every name it touches must be one that
+ * may be written here (never inside `.git`, never outside the checkout, never a pathspec, a
+ * symbolic link or a submodule), and none may have uncommitted work.
  */
 
-/**
- * Paths a unified diff touches (both sides of renames), from its `diff --git a/… b/…` lines
- * and `---`/`+++` headers.
- *
- * @example
- * diffPaths("diff --git a/src/x.ts b/src/x.ts\n--- a/src/x.ts\n+++ b/src/x.ts\n…") // → ["src/x.ts"]
- */
-export function diffPaths(diff: string): string[] {
-  const paths = new Set<string>();
-  for (const line of diff.split("\n")) {
-    const header = /^(?:---|\+\+\+) (?:a|b)\/(.+?)\t?$/.exec(line);
-    if (header?.[1]) paths.add(header[1]);
-    const git = /^diff --git a\/(.+) b\/(.+)$/.exec(line);
-    if (git?.[1] && git[2]) {
-      paths.add(git[1]);
-      paths.add(git[2]);
-    }
-  }
-  return [...paths].sort();
+/** Every git call sees paths as literal names, never as pathspec magic (`:!x` excludes x). */
+function git(repo: string, args: string[], input?: string) {
+  return spawnSync("git", ["--literal-pathspecs", ...args], {
+    cwd: repo,
+    encoding: "utf8",
+    input,
+    env: { ...process.env, GIT_LITERAL_PATHSPECS: "1" },
+    maxBuffer: 256 * 1024 * 1024,
+  });
 }
 
-function git(repo: string, args: string[], input?: string) {
-  return spawnSync("git", args, { cwd: repo, encoding: "utf8", input });
+/**
+ * The paths `git apply` itself reads in `diff` (`--numstat -z`: raw names, renames as both
+ * sides): what it would write, whatever {@link diffPaths} makes of the text.
+ */
+function gitPatchPaths(repo: string, diff: string): string[] {
+  const result = git(repo, ["apply", "--numstat", "-z", "-"], diff);
+  if (result.status !== 0) {
+    throw new UsageError(
+      `refusing to apply: git cannot read the diff (${result.stderr.trim() || `exit ${result.status}`})`,
+    );
+  }
+  const paths: string[] = [];
+  const fields = result.stdout.split("\0");
+  for (let i = 0; i < fields.length; i += 1) {
+    const entry = /^(?:\d+|-)\t(?:\d+|-)\t([\s\S]*)$/.exec(fields[i] ?? "");
+    if (!entry) continue;
+    if (entry[1] !== "") {
+      paths.push(entry[1] ?? "");
+      continue;
+    }
+    // A rename or copy: the old and the new name follow as fields of their own.
+    paths.push(fields[i + 1] ?? "", fields[i + 2] ?? "");
+    i += 2;
+  }
+  return paths;
 }
 
 /**
@@ -37,12 +55,7 @@ function git(repo: string, args: string[], input?: string) {
  * Throws a {@link UsageError} when `repo` is not a git work tree.
  */
 export function dirtyPaths(repo: string, paths: readonly string[]): string[] {
-  const inside = git(repo, ["rev-parse", "--is-inside-work-tree"]);
-  if (inside.status !== 0 || inside.stdout.trim() !== "true") {
-    throw new UsageError(
-      `${repo} is not a git work tree; --apply needs git (or save the diff: planport pull <id> > changes.diff)`,
-    );
-  }
+  assertWorkTree(repo);
   if (paths.length === 0) return [];
   const status = git(repo, [
     "status",
@@ -53,16 +66,35 @@ export function dirtyPaths(repo: string, paths: readonly string[]): string[] {
     ...paths,
   ]);
   if (status.status !== 0) throw new Error(`git status failed: ${status.stderr.trim()}`);
-  return status.stdout
-    .split("\0")
-    .filter((entry) => entry.length > 3)
-    .map((entry) => entry.slice(3));
+  const dirty: string[] = [];
+  const fields = status.stdout.split("\0");
+  for (let i = 0; i < fields.length; i += 1) {
+    const entry = fields[i] ?? "";
+    if (entry.length <= 3) continue;
+    dirty.push(entry.slice(3));
+    // A staged rename or copy names its source in the next field, without a status.
+    if (entry[0] === "R" || entry[0] === "C") {
+      dirty.push(fields[i + 1] ?? "");
+      i += 1;
+    }
+  }
+  return dirty;
+}
+
+function assertWorkTree(repo: string): void {
+  const inside = git(repo, ["rev-parse", "--is-inside-work-tree"]);
+  if (inside.status !== 0 || inside.stdout.trim() !== "true") {
+    throw new UsageError(
+      `${repo} is not a git work tree; --apply needs git (or save the diff: planport pull <id> > changes.diff)`,
+    );
+  }
 }
 
 /**
- * Applies `diff` in `repo` with `git apply --3way`, after checking that no file it touches has
- * uncommitted work (a 3-way merge into a dirty file could mix the user's edits with the
- * remote's with no clean way back).
+ * Applies `diff` in `repo` with `git apply --3way`, after checking every name it touches (as we
+ * read the diff and as git does) may be written here and has no uncommitted work (a 3-way merge
+ * into a dirty file could mix the user's edits with the remote's with no clean way back).
+ * Refusals are {@link UsageError}s, thrown before anything is written.
  *
  * @example
  * const { ok, output } = await applyChanges("/src/app", diff);
@@ -71,7 +103,22 @@ export async function applyChanges(
   repo: string,
   diff: string,
 ): Promise<{ ok: boolean; output: string }> {
-  const paths = diffPaths(diff);
+  assertWorkTree(repo);
+  const paths = [...new Set([...diffPaths(diff), ...gitPatchPaths(repo, diff)])].sort();
+  const refused = paths.flatMap((path) => {
+    const reason = unsafeRepoName(path);
+    // JSON quoting shows invisible characters instead of printing them.
+    return reason === null ? [] : [`${JSON.stringify(path)}: ${reason}`];
+  });
+  for (const mode of refusedModes(diff)) {
+    refused.push(`file mode ${mode}: ${mode === "120000" ? "a symbolic link" : "a submodule"}`);
+  }
+  if (refused.length > 0) {
+    throw new UsageError(
+      `refusing to apply: the diff touches names that are never written here:\n  ${refused.join("\n  ")}\n` +
+        "Nothing was applied. Read it with `planport pull <id>` before deciding what to keep.",
+    );
+  }
   const dirty = dirtyPaths(repo, paths);
   if (dirty.length > 0) {
     throw new UsageError(
@@ -79,10 +126,15 @@ export async function applyChanges(
         "Commit or stash them first, then run the command again.",
     );
   }
-  const child = spawn("git", ["apply", "--3way", "--whitespace=nowarn", "-"], {
-    cwd: repo,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  const child = spawn(
+    "git",
+    ["--literal-pathspecs", "apply", "--3way", "--whitespace=nowarn", "-"],
+    {
+      cwd: repo,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, GIT_LITERAL_PATHSPECS: "1" },
+    },
+  );
   let output = "";
   child.stdout.on("data", (d: Buffer) => {
     output += d.toString();

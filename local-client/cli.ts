@@ -4,6 +4,7 @@ import { type PlanFlags, type PollFlags, runAttach, runPlan } from "./cli/poll-c
 import { runEmbedded, runServe } from "./cli/serve.ts";
 import { runList, runPull, runStatus, runStop, type ServerFlags } from "./cli/session-commands.ts";
 import { UsageError } from "./errors.ts";
+import { terminalText } from "./terminal-text.ts";
 
 /**
  * The `planport` command line (CONTRACT "CLI"). Each command is a thin shell over one function
@@ -137,7 +138,8 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    process.stderr.write(`planport: ${err instanceof Error ? err.message : String(err)}\n`);
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`planport: ${terminalText(message)}\n`);
     return err instanceof UsageError ? EXIT.usage : EXIT.networkOrUnknown;
   }
 }

@@ -1,7 +1,8 @@
 import { setTimeout as delay } from "node:timers/promises";
-import type { Event, Session } from "../src/protocol/index.ts";
-import { ApiError, createApi, isTransient } from "./api.ts";
+import type { Event, FeedPage, Session } from "../src/protocol/index.ts";
+import { ApiError, type CallOptions, createApi, isTransient, REQUEST_TIMEOUT_MS } from "./api.ts";
 import { formatDuration } from "./duration.ts";
+import { retryWait } from "./retry-after.ts";
 import {
   ExitPlanModeScanner,
   isFinal,
@@ -14,7 +15,9 @@ import {
 /**
  * The poll loop around the pure scanner: the only place with sleeps, fetches and failure
  * counting. Every tick reads all new events after the cursor, feeds them to the scanner, and
- * either returns the plan, throws a {@link PollError}, or sleeps until the next tick.
+ * either returns the plan, throws a {@link PollError}, or sleeps until the next tick. The
+ * timeout is a deadline for everything: no request is given more time than the poll has left,
+ * and a server's `Retry-After` is waited out only up to it.
  */
 
 export const POLL_INTERVAL_MS = 3_000;
@@ -91,6 +94,11 @@ export interface PollOptions {
   /** A failed tick that will be retried (count so far, the error). */
   onTransientFailure?: (consecutive: number, error: ApiError) => void;
   pageSize?: number;
+  /**
+   * When the timeout started counting, on the clock's scale (default: when the poll starts);
+   * `attach` counts its own first request too.
+   */
+  startedAt?: number;
   clock?: PollClock;
   fetch?: typeof fetch;
 }
@@ -139,19 +147,54 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
       `Stopped polling; the remote session keeps running. Re-attach with \`${attach}\`.`,
     );
 
-  const deadline = clock.now() + timeoutMs;
+  const deadline = (opts.startedAt ?? clock.now()) + timeoutMs;
   let failures = 0;
+  // Halved when a page of large events is more than one answer may hold.
+  let pageLimit = pageSize;
   let phase: PollPhase | null = null;
   // Status can only change when events are written, so the session is read once after each
   // burst of events rather than on every quiet tick.
   let sessionCheckDue = true;
+
+  /**
+   * Runs one request with no more time than the poll has left. Running out of it is the poll's
+   * timeout (timeout_pending / timeout_no_plan), not a network error.
+   */
+  async function withinDeadline<T>(request: (call: CallOptions) => Promise<T>): Promise<T> {
+    const left = deadline - clock.now();
+    if (left <= 0) throw timeout();
+    const timeoutMs = Math.min(REQUEST_TIMEOUT_MS, left);
+    try {
+      return await request({ timeoutMs });
+    } catch (err) {
+      const cutByDeadline = timeoutMs === left;
+      if (cutByDeadline && err instanceof ApiError && err.code === "request_timeout") {
+        throw timeout();
+      }
+      throw err;
+    }
+  }
+
+  async function readPage(): Promise<FeedPage> {
+    for (;;) {
+      try {
+        return await withinDeadline((call) =>
+          api.events(sessionId, { afterId: cursor, limit: pageLimit }, call),
+        );
+      } catch (err) {
+        const tooLarge = err instanceof ApiError && err.code === "response_too_large";
+        if (!tooLarge || pageLimit === 1) throw err;
+        pageLimit = Math.ceil(pageLimit / 2);
+      }
+    }
+  }
 
   /** One tick: every new page (≤ MAX_PAGES_PER_TICK), then the phase. */
   async function tick(): Promise<{ result: ScanResult; phase: PollPhase }> {
     let result: ScanResult = { kind: "unchanged" };
     let newEvents = 0;
     for (let page = 0; page < MAX_PAGES_PER_TICK; page += 1) {
-      const feed = await api.events(sessionId, { afterId: cursor, limit: pageSize });
+      const feed = await readPage();
       const before = scanner.rejectCount;
       for (const event of feed.data) opts.onEvent?.(event);
       result = strongest(result, scanner.ingest(feed.data));
@@ -168,13 +211,15 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
       return { result, phase: "running" };
     }
     if (!sessionCheckDue) return { result, phase: phase ?? "running" };
-    const session = await api.getSession(sessionId);
+    const session = await withinDeadline((call) => api.getSession(sessionId, call));
     sessionCheckDue = false;
     return { result, phase: phaseOf(session) ?? phase ?? "running" };
   }
 
   for (;;) {
     if (signal?.aborted) throw stopped();
+    if (deadline - clock.now() <= 0) throw timeout();
+    let waitMs = intervalMs;
     try {
       const { result, phase: next } = await tick();
       failures = 0;
@@ -207,6 +252,9 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
       }
       failures += 1;
       opts.onTransientFailure?.(failures, err);
+      // A rate-limited (or briefly unavailable) server says when to come back; sooner would be
+      // refused again.
+      waitMs = retryWait(err.retryAfterMs, intervalMs);
       if (failures >= maxFailures) {
         throw fail(
           "network_or_unknown",
@@ -219,27 +267,48 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
     const left = deadline - clock.now();
     if (left <= 0) throw timeout();
     try {
-      await clock.sleep(Math.min(intervalMs, left), signal);
+      await clock.sleep(Math.min(waitMs, left), signal);
     } catch {
       throw stopped();
     }
   }
 
   function timeout(): PollError {
-    const waited = formatDuration(timeoutMs);
-    if (scanner.everSeenPending) {
-      return fail(
-        "timeout_pending",
-        `A plan was submitted for review, but no decision arrived within ${waited}. The session keeps ` +
-          `waiting: review it (\`planport status ${sessionId}\` shows the link), then \`${attach}\`.`,
-      );
-    }
-    return fail(
-      "timeout_no_plan",
-      `No plan was submitted within ${waited}. The remote session may have failed to start, or the ` +
-        `session id ${sessionId} is wrong; check with \`planport status ${sessionId}\`.`,
+    return pollTimeoutError(sessionId, timeoutMs, progress());
+  }
+}
+
+/**
+ * The error for a poll whose time ran out: `timeout_pending` when a plan was ever seen waiting
+ * for review, else `timeout_no_plan`.
+ *
+ * @example
+ * throw pollTimeoutError("ses_…", 600_000, sidecar.progress);
+ */
+export function pollTimeoutError(
+  sessionId: string,
+  timeoutMs: number,
+  progress: PollProgress,
+): PollError {
+  const waited = formatDuration(timeoutMs);
+  const attach = `planport attach ${sessionId}`;
+  const { rejectCount } = progress.scanner;
+  if (progress.scanner.everSeenPending) {
+    return new PollError(
+      "timeout_pending",
+      `A plan was submitted for review, but no decision arrived within ${waited}. The session keeps ` +
+        `waiting: review it (\`planport status ${sessionId}\` shows the link), then \`${attach}\`.`,
+      rejectCount,
+      progress,
     );
   }
+  return new PollError(
+    "timeout_no_plan",
+    `No plan was submitted within ${waited}. The remote session may have failed to start, or the ` +
+      `session id ${sessionId} is wrong; check with \`planport status ${sessionId}\`.`,
+    rejectCount,
+    progress,
+  );
 }
 
 /** needs_input when the session waits on the user (idle, or an open question); null = unknown. */

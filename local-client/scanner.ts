@@ -1,6 +1,7 @@
 import {
   APPROVED_PLAN_EDITED_MARKER,
   APPROVED_PLAN_MARKER,
+  type DecisionKind,
   type Event,
   TELEPORT_SENTINEL,
   type ToolResultBlock,
@@ -32,12 +33,15 @@ export interface ScannerState {
   everSeenPending: boolean;
 }
 
-/** Thrown by {@link ExitPlanModeScanner.ingest} for an approval whose plan cannot be read. */
+/** Thrown by {@link ExitPlanModeScanner.ingest} for an approval or teleport whose plan cannot be read. */
 export class MarkerMissingError extends Error {
-  constructor(readonly toolUseId: string) {
+  constructor(
+    readonly toolUseId: string,
+    readonly markers: readonly string[] = APPROVED_MARKERS,
+  ) {
     super(
-      `ExitPlanMode call ${toolUseId} was answered as approved, but the tool result carries neither ` +
-        `"${APPROVED_PLAN_MARKER}" nor "${APPROVED_PLAN_EDITED_MARKER}"; the plan cannot be extracted`,
+      `ExitPlanMode call ${toolUseId} was answered, but its tool result has no line ` +
+        `${markers.map((m) => `"${m}"`).join(" or ")}; the plan cannot be extracted`,
     );
     this.name = "MarkerMissingError";
   }
@@ -155,7 +159,8 @@ export class ExitPlanModeScanner {
       const found: ScanResult[] = [];
       for (const block of event.message.content) {
         if (block.type !== "tool_result") continue;
-        const decided = this.#decide(block);
+        const said = event.decision?.tool_use_id === block.tool_use_id ? event.decision.kind : null;
+        const decided = this.#decide(block, said);
         if (decided) found.push(decided);
       }
       return found;
@@ -175,34 +180,52 @@ export class ExitPlanModeScanner {
     return [];
   }
 
-  #decide(block: ToolResultBlock): ScanResult | null {
+  /**
+   * `said` is the verdict the event states as data (planport's feed); without it (a feed from
+   * another server) the verdict is read from the markers. Either way the plan is the text after
+   * the marker line, which the server writes before anything a person or a model wrote (and it
+   * neutralises markers inside such text).
+   */
+  #decide(block: ToolResultBlock, said: DecisionKind | null): ScanResult | null {
     // Results of other tools (Read, AskUserQuestion…) say nothing about the plan.
     if (!this.#openPlanCalls.delete(block.tool_use_id)) return null;
     const text = toolResultText(block.content);
-    if (block.is_error === true) {
-      const plan = textAfterLineOf(text, [TELEPORT_SENTINEL]);
-      if (plan !== null) return { kind: "teleport", plan };
+    const verdict = said ?? verdictFromMarkers(block.is_error === true, text);
+    if (verdict === "reject") {
       this.#rejectCount += 1;
       return { kind: "rejected", id: block.tool_use_id };
     }
-    const plan = textAfterLineOf(text, [APPROVED_PLAN_MARKER, APPROVED_PLAN_EDITED_MARKER]);
-    if (plan === null) throw new MarkerMissingError(block.tool_use_id);
-    return { kind: "approved", plan };
+    const markers = verdict === "teleport" ? TELEPORT_MARKERS : APPROVED_MARKERS;
+    const plan = textAfterMarkerLine(text, markers);
+    if (plan === null) throw new MarkerMissingError(block.tool_use_id, markers);
+    return verdict === "teleport" ? { kind: "teleport", plan } : { kind: "approved", plan };
   }
 }
 
+/** A Claude-compatible feed: an error result is a teleport only with the sentinel line. */
+function verdictFromMarkers(isError: boolean, text: string): DecisionKind {
+  if (!isError) return "approve";
+  return textAfterMarkerLine(text, TELEPORT_MARKERS) === null ? "reject" : "teleport";
+}
+
+const TELEPORT_MARKERS: readonly string[] = [TELEPORT_SENTINEL];
+const APPROVED_MARKERS: readonly string[] = [APPROVED_PLAN_MARKER, APPROVED_PLAN_EDITED_MARKER];
+
 /**
- * The text after the line holding the earliest of `markers`, or null when none occurs. The
- * markers may sit anywhere (the worker puts an explanation for the model before them); the
- * plan is everything after the marker's line, kept exactly (an empty plan stays empty).
+ * The text after the first line that is exactly one of `markers`, or null when there is none.
+ * A whole line, not a substring: the worker writes each marker on a line of its own (after an
+ * explanation for the model), so a marker quoted inside a sentence never counts. The plan is
+ * everything after that line, kept exactly (an empty plan stays empty).
  */
-function textAfterLineOf(text: string, markers: readonly string[]): string | null {
-  let at = -1;
-  for (const marker of markers) {
-    const i = text.indexOf(marker);
-    if (i !== -1 && (at === -1 || i < at)) at = i;
+function textAfterMarkerLine(text: string, markers: readonly string[]): string | null {
+  let lineStart = 0;
+  while (lineStart <= text.length) {
+    const newline = text.indexOf("\n", lineStart);
+    const lineEnd = newline === -1 ? text.length : newline;
+    const line = text.slice(lineStart, lineEnd).replace(/\r$/, "");
+    if (markers.includes(line)) return newline === -1 ? "" : text.slice(newline + 1);
+    if (newline === -1) return null;
+    lineStart = newline + 1;
   }
-  if (at === -1) return null;
-  const lineEnd = text.indexOf("\n", at);
-  return lineEnd === -1 ? "" : text.slice(lineEnd + 1);
+  return null;
 }

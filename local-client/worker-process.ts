@@ -4,6 +4,7 @@ import { closeSync, existsSync, openSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { abortAfter } from "./abort-after.ts";
 
 /**
  * Runs the planport worker in wrangler's local runtime (`wrangler dev`): the embedded default
@@ -186,11 +187,15 @@ async function waitUntilHealthy(url: string, child: ChildProcess): Promise<void>
         `wrangler dev exited (code ${child.exitCode ?? child.signalCode}) before it was ready`,
       );
     }
+    const limit = abortAfter(2_000);
     try {
-      const res = await fetch(`${url}/v1/healthz`, { signal: AbortSignal.timeout(2_000) });
+      const res = await fetch(`${url}/v1/healthz`, { signal: limit.signal });
+      await res.arrayBuffer();
       if (res.ok) return;
     } catch {
       // Not listening yet.
+    } finally {
+      limit.clear();
     }
     await new Promise((r) => setTimeout(r, READY_PROBE_INTERVAL_MS));
   }

@@ -17,6 +17,18 @@ export interface Env {
   PLANPORT_MODEL_TIMEOUT_MS?: string;
   PLANPORT_MODEL_ATTEMPTS?: string;
   PLANPORT_MODEL_BACKOFF_MS?: string;
+  /** `off` turns the rate limits off (they are on by default; the limits are in wrangler.toml). */
+  PLANPORT_RATE_LIMITS?: string;
+  /** Rate limiters (wrangler.toml `[[ratelimits]]`; see src/api/rate-limit.ts). */
+  RATE_LIMIT_REQUESTS?: RateLimit;
+  RATE_LIMIT_CREATES?: RateLimit;
+  RATE_LIMIT_UPLOADS?: RateLimit;
+  RATE_LIMIT_AUTH_FAILURES?: RateLimit;
+  /**
+   * The worker's public address (e.g. https://planport.example.com). When set, review links are
+   * built on it rather than on the request's Host, which a proxy may pass through unchecked.
+   */
+  PLANPORT_PUBLIC_URL?: string;
   ANTHROPIC_API_KEY?: string;
   ANTHROPIC_BASE_URL?: string;
   ANTHROPIC_MODEL?: string;

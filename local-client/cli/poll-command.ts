@@ -1,7 +1,16 @@
 import type { Session } from "../../src/protocol/index.ts";
+import { abortAfter } from "../abort-after.ts";
 import { ApiError, withRetry } from "../api.ts";
 import { UsageError } from "../errors.ts";
-import { PollError, type PollProgress, pollForApprovedExitPlanMode } from "../poller.ts";
+import {
+  POLL_TIMEOUT_MS,
+  PollError,
+  type PollProgress,
+  pollForApprovedExitPlanMode,
+  pollTimeoutError,
+  systemClock,
+} from "../poller.ts";
+import { ExitPlanModeScanner } from "../scanner.ts";
 import {
   acquirePollLock,
   assertSessionId,
@@ -87,7 +96,10 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
     reporter.session(session.id, session.review_url);
     const release = acquirePollLock(session.id);
     try {
-      return await pollSession(conn, session, settings, reporter, interrupt.signal, null);
+      return await pollSession(conn, session, settings, reporter, interrupt.signal, {
+        resume: null,
+        startedAt: undefined,
+      });
     } finally {
       release();
     }
@@ -120,15 +132,43 @@ export async function runAttach(sessionId: string, flags: PollFlags): Promise<nu
     const settings = pollSettings(flags, sidecar?.repo);
     conn = await connect(flags, { ...reporter, signal: interrupt.signal });
     const api = conn.api;
-    const session = await withRetry(() => api.getSession(sessionId), interrupt.signal);
+    const resume = sidecar ? { cursor: sidecar.cursor, scanner: sidecar.scanner } : null;
+    // --timeout counts from here: reading the session is part of the wait, not extra to it.
+    const startedAt = systemClock.now();
+    const timeoutMs = settings.timeoutMs ?? POLL_TIMEOUT_MS;
+    const deadline = abortAfter(timeoutMs, [interrupt.signal]);
+    let session: Session;
+    try {
+      session = await withRetry(
+        () => api.getSession(sessionId, { signal: deadline.signal }),
+        deadline.signal,
+      );
+    } catch (err) {
+      if (!deadline.timedOut()) throw err;
+      const fresh = { cursor: null, scanner: new ExitPlanModeScanner().state() };
+      throw pollTimeoutError(sessionId, timeoutMs, resume ?? fresh);
+    } finally {
+      deadline.clear();
+    }
     reporter.session(session.id, session.review_url);
     if (sidecar && sidecar.scanner.rejectCount > 0) {
       reporter.note(`resuming (${sidecar.scanner.rejectCount} rejection(s) so far)`);
     }
-    const resume = sidecar ? { cursor: sidecar.cursor, scanner: sidecar.scanner } : null;
-    return await pollSession(conn, session, settings, reporter, interrupt.signal, resume);
+    return await pollSession(conn, session, settings, reporter, interrupt.signal, {
+      resume,
+      startedAt,
+    });
   } catch (err) {
     if (interrupt.signal.aborted) return interruptedEarly(reporter);
+    if (err instanceof PollError) {
+      reporter.error({
+        reason: err.reason,
+        message: err.message,
+        sessionId,
+        rejectCount: err.rejectCount,
+      });
+      return exitCodeForReason(err.reason);
+    }
     return failEarly(reporter, err, sessionId, conn);
   } finally {
     release();
@@ -144,7 +184,7 @@ async function pollSession(
   settings: Settings,
   reporter: Reporter,
   signal: AbortSignal,
-  resume: PollProgress | null,
+  from: { resume: PollProgress | null; startedAt: number | undefined },
 ): Promise<number> {
   const save = (progress: PollProgress) =>
     saveSidecar({
@@ -162,7 +202,8 @@ async function pollSession(
       timeoutMs: settings.timeoutMs,
       intervalMs: settings.intervalMs,
       signal,
-      resume: resume ?? undefined,
+      resume: from.resume ?? undefined,
+      startedAt: from.startedAt,
       onPhaseChange: (phase) => reporter.phase(phase, session.review_url),
       onRejected: (n) => reporter.rejected(n),
       onTransientFailure: (n, err) =>

@@ -1,10 +1,14 @@
 import type { PollErrorReason, PollPhase } from "../poller.ts";
+import { terminalJson, terminalLine, terminalText, truncateLine } from "../terminal-text.ts";
 
 /**
  * How `plan` and `attach` talk to the user, in three modes:
  * - `json`: only CONTRACT's NDJSON lines on stdout (warnings still go to stderr);
  * - `tty`: a one-line spinner on stderr showing the phase, with notes printed above it;
  * - `plain`: one line per change on stderr (logs, CI).
+ * Everything it prints passes through {@link terminalText} (links, titles, the server's and the
+ * session's messages are not ours); NDJSON lines are exact JSON with terminal-unsafe characters
+ * escaped ({@link terminalJson}).
  */
 
 export type ErrorReason = PollErrorReason | "usage";
@@ -75,11 +79,11 @@ export function phaseText(phase: PollPhase, reviewUrl: string): string {
 }
 
 function jsonReporter({ stdout, stderr }: ReporterStreams): Reporter {
-  const line = (o: Record<string, unknown>) => stdout.write(`${JSON.stringify(o)}\n`);
+  const line = (o: Record<string, unknown>) => stdout.write(`${terminalJson(o)}\n`);
   return {
     mode: "json",
     note: () => {},
-    warn: (m) => stderr.write(`planport: ${m}\n`),
+    warn: (m) => stderr.write(`planport: ${terminalText(m)}\n`),
     status: () => {},
     session: (id, reviewUrl) => line({ event: "session", id, review_url: reviewUrl }),
     phase: (phase) => line({ event: "phase", phase }),
@@ -123,17 +127,17 @@ function humanReporter({ stderr }: ReporterStreams, tty: boolean): Reporter {
   const draw = () => {
     // A line that wraps cannot be redrawn with \r; keep it within the terminal's width.
     const columns = stderr.columns || 80;
-    const shown = text.length > columns - 3 ? `${text.slice(0, Math.max(0, columns - 4))}…` : text;
+    const shown = truncateLine(text, columns - 3);
     stderr.write(`\r\x1b[2K${SPINNER_FRAMES[frame % SPINNER_FRAMES.length]} ${shown}`);
     frame += 1;
   };
   const print = (m: string) => {
     clear();
-    stderr.write(`${m}\n`);
+    stderr.write(`${terminalText(m)}\n`);
     if (tty && timer) draw();
   };
   const spin = (m: string) => {
-    text = m;
+    text = terminalLine(m);
     if (!tty) return;
     if (!timer) {
       // A hand-drawn spinner rather than @clack's: clack's puts stdin in raw mode and exits
@@ -163,8 +167,11 @@ function humanReporter({ stderr }: ReporterStreams, tty: boolean): Reporter {
       lastPlainStatus = now;
       print(m);
     },
-    session: (id, reviewUrl) => print(`session ${id}\nreview: ${reviewUrl}`),
-    phase: (phase, reviewUrl) => {
+    session: (id, reviewUrl) =>
+      print(`session ${terminalLine(id)}\nreview: ${terminalLine(reviewUrl)}`),
+    phase: (phase, url) => {
+      // One line: a link with a line break in it could fake the lines around it.
+      const reviewUrl = terminalLine(url);
       // The link is printed whole once (a spinner line may be cut to the terminal's width).
       if (tty && phase !== "running") print(phaseText(phase, reviewUrl));
       if (tty) spin(phaseText(phase, reviewUrl));
@@ -180,12 +187,12 @@ function humanReporter({ stderr }: ReporterStreams, tty: boolean): Reporter {
       stderr.write(
         o.kind === "approved"
           ? `plan approved${revised}\n`
-          : `plan teleported here${revised}${o.planFile ? `: ${o.planFile}` : ""}\n`,
+          : `plan teleported here${revised}${o.planFile ? `: ${terminalLine(o.planFile)}` : ""}\n`,
       );
     },
     error: (e) => {
       pause();
-      stderr.write(`planport: ${e.message}\n`);
+      stderr.write(`planport: ${terminalText(e.message)}\n`);
     },
     pause,
   };

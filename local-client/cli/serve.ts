@@ -9,6 +9,7 @@ import {
 } from "../embedded.ts";
 import { UsageError } from "../errors.ts";
 import { writeUserConfig } from "../home.ts";
+import { terminalText } from "../terminal-text.ts";
 import { startWorkerProcess } from "../worker-process.ts";
 import { EXIT } from "./exit-codes.ts";
 
@@ -58,7 +59,8 @@ export async function runServe(flags: { port?: string; persist?: string }): Prom
     port,
     persistDir,
     envFile,
-    log: (line) => process.stderr.write(`[worker] ${line}\n`),
+    // wrangler echoes what the worker logs, which can quote sessions and model output.
+    log: (line) => process.stderr.write(`[worker] ${terminalText(line)}\n`),
   });
   const configPath = writeUserConfig({ url: worker.url, token });
   process.stdout.write(`planport worker: ${worker.url}\ntoken: ${token}\n`);

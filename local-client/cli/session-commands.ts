@@ -2,11 +2,15 @@ import { resolve } from "node:path";
 import { ApiError, withRetry } from "../api.ts";
 import { applyChanges } from "../apply-changes.ts";
 import { assertSessionId } from "../sidecar.ts";
+import { terminalJson, terminalLine, terminalText } from "../terminal-text.ts";
 import { type Connection, connect, sourceHint } from "./connection.ts";
 import { EXIT, exitCodeForError } from "./exit-codes.ts";
 import { sessionDetails, sessionTable } from "./table.ts";
 
-/** `status`, `list`, `stop`, `pull`: one API call each, printed for people or as JSON. */
+/**
+ * `status`, `list`, `stop`, `pull`: one API call each, printed for people or as JSON. What the
+ * server sent is made terminal-safe on the way out (terminal-text.ts); JSON stays exact.
+ */
 
 export interface ServerFlags {
   server?: string;
@@ -14,12 +18,16 @@ export interface ServerFlags {
   json?: boolean;
 }
 
+/** A line on stderr; what it quotes from the server is made terminal-safe. */
+function err(message: string): void {
+  process.stderr.write(`${terminalText(message)}\n`);
+}
+
 /** Runs `fn` with a connection; maps failures to a message on stderr and an exit code. */
 async function withConnection(
   flags: ServerFlags,
   fn: (conn: Connection) => Promise<number>,
 ): Promise<number> {
-  const err = (m: string) => process.stderr.write(`${m}\n`);
   let conn: Connection | null = null;
   try {
     conn = await connect(flags, { note: err, status: err });
@@ -43,7 +51,7 @@ export function runStatus(id: string, flags: ServerFlags): Promise<number> {
     assertSessionId(id);
     const session = await withRetry(() => api.getSession(id));
     process.stdout.write(
-      flags.json ? `${JSON.stringify(session)}\n` : `${sessionDetails(session, Date.now())}\n`,
+      flags.json ? `${terminalJson(session)}\n` : `${sessionDetails(session, Date.now())}\n`,
     );
     return EXIT.ok;
   });
@@ -57,12 +65,12 @@ export function runList(flags: ServerFlags & { limit?: string }): Promise<number
   return withConnection(flags, async ({ api }) => {
     const limit = flags.limit === undefined ? 50 : Number(flags.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-      process.stderr.write("planport: --limit must be a whole number from 1 to 100\n");
+      err("planport: --limit must be a whole number from 1 to 100");
       return EXIT.usage;
     }
     const list = await withRetry(() => api.listSessions({ limit }));
     process.stdout.write(
-      flags.json ? `${JSON.stringify(list)}\n` : `${sessionTable(list.data, Date.now())}\n`,
+      flags.json ? `${terminalJson(list)}\n` : `${sessionTable(list.data, Date.now())}\n`,
     );
     return EXIT.ok;
   });
@@ -78,8 +86,8 @@ export function runStop(id: string, flags: ServerFlags): Promise<number> {
   return withConnection(flags, async ({ api }) => {
     assertSessionId(id);
     const session = await withRetry(() => api.archive(id));
-    process.stderr.write(`session ${session.id} stopped (${session.status})\n`);
-    if (flags.json) process.stdout.write(`${JSON.stringify(session)}\n`);
+    err(`session ${terminalLine(session.id)} stopped (${session.status})`);
+    if (flags.json) process.stdout.write(`${terminalJson(session)}\n`);
     return EXIT.ok;
   });
 }
@@ -98,24 +106,25 @@ export function runPull(
     assertSessionId(id);
     const diff = await withRetry(() => api.changes(id));
     if (!flags.apply) {
-      process.stdout.write(diff);
-      if (diff === "") process.stderr.write(`session ${id} has no changes (yet)\n`);
+      // Redirected, the diff is data and stays byte for byte; on a terminal it is for reading.
+      process.stdout.write(process.stdout.isTTY ? terminalText(diff) : diff);
+      if (diff === "") err(`session ${id} has no changes (yet)`);
       return EXIT.ok;
     }
     if (diff === "") {
-      process.stderr.write(`session ${id} has no changes to apply (yet)\n`);
+      err(`session ${id} has no changes to apply (yet)`);
       return EXIT.ok;
     }
     const repo = resolve(flags.repo ?? process.cwd());
     const { ok, output } = await applyChanges(repo, diff);
-    if (output) process.stderr.write(`${output}\n`);
+    if (output) err(output);
     if (!ok) {
-      process.stderr.write(
-        `planport: git apply --3way could not apply the changes in ${repo}; save them with \`planport pull ${id} > changes.diff\` and merge by hand\n`,
+      err(
+        `planport: git apply --3way could not apply the changes in ${repo}; save them with \`planport pull ${id} > changes.diff\` and merge by hand`,
       );
       return EXIT.localFailure;
     }
-    process.stderr.write(`applied the changes of ${id} in ${repo}\n`);
+    err(`applied the changes of ${id} in ${repo}`);
     return EXIT.ok;
   });
 }

@@ -1,7 +1,12 @@
 import type { Session } from "../../src/protocol/index.ts";
 import { formatAge } from "../duration.ts";
+import { terminalLine, truncateLine } from "../terminal-text.ts";
 
-/** Readable views of sessions for `list` and `status`. Pure: the time is passed in. */
+/**
+ * Readable views of sessions for `list` and `status`. Pure: the time is passed in. Every field
+ * comes from the server, so each is made terminal-safe ({@link terminalLine}) before it is cut
+ * to width: cutting first could leave half an escape sequence that swallows the rest of the row.
+ */
 
 const TITLE_MAX_CHARS = 40;
 
@@ -30,19 +35,22 @@ export function phaseLabel(phase: Session["phase"]): string {
 export function sessionTable(sessions: readonly Session[], nowMs: number): string {
   if (sessions.length === 0) return "No sessions yet. Start one with: planport plan <task…>";
   const header = ["ID", "TITLE", "STATUS", "PHASE", "REJ", "AGE", "REVIEW"];
-  const rows = sessions.map((s) => [
-    s.id,
-    truncate(s.title, TITLE_MAX_CHARS),
-    s.status,
-    phaseLabel(s.phase),
-    String(s.reject_count),
-    formatAge(nowMs - Date.parse(s.created_at)),
-    s.review_url,
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const rows = sessions.map((s) =>
+    [
+      s.id,
+      truncateLine(terminalLine(s.title), TITLE_MAX_CHARS),
+      s.status,
+      phaseLabel(s.phase),
+      String(s.reject_count),
+      formatAge(nowMs - Date.parse(s.created_at)),
+      s.review_url,
+    ].map(terminalLine),
+  );
+  const width = (cell: string) => Array.from(cell).length;
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => width(r[i] ?? ""))));
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat((widths[i] ?? 0) - width(c))))
       .join("  ")
       .trimEnd();
   return [line(header), ...rows.map(line)].join("\n");
@@ -71,10 +79,5 @@ export function sessionDetails(s: Session, nowMs: number): string {
     ["review", s.review_url],
   ];
   const width = Math.max(...fields.map(([k]) => k.length));
-  return fields.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n");
-}
-
-function truncate(text: string, max: number): string {
-  const oneLine = text.replace(/\s+/g, " ").trim();
-  return oneLine.length <= max ? oneLine : `${oneLine.slice(0, max - 1)}…`;
+  return fields.map(([k, v]) => `${k.padEnd(width)}  ${terminalLine(v)}`).join("\n");
 }

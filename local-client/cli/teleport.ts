@@ -1,6 +1,7 @@
 import { isCancel, select } from "@clack/prompts";
 import type { Session } from "../../src/protocol/index.ts";
 import { carryOutTeleport, saveTeleportedPlan, type TeleportChoice } from "../handoff.ts";
+import { terminalLine } from "../terminal-text.ts";
 import { EXIT } from "./exit-codes.ts";
 import type { Settings } from "./flags.ts";
 import type { Reporter } from "./reporter.ts";
@@ -65,7 +66,7 @@ export async function handOff(
 
 async function askChoice(planFile: string): Promise<TeleportChoice> {
   const choice = await select<TeleportChoice>({
-    message: `The plan is saved at ${planFile}. What next?`,
+    message: `The plan is saved at ${terminalLine(planFile)}. What next?`,
     options: [
       { value: "implement", label: "Implement here", hint: "run --on-teleport with this context" },
       {

@@ -4,7 +4,7 @@ import type { Env } from "../env.ts";
 import { reviewRoutes } from "../review/index.ts";
 import { sessionStub } from "../session/sessions.ts";
 import type { AppEnv } from "./auth.ts";
-import { sendFailure } from "./errors.ts";
+import { ConfigError, sendFailure } from "./errors.ts";
 import { sessionRoutes } from "./sessions.ts";
 import { snapshotRoutes } from "./snapshots.ts";
 
@@ -46,6 +46,7 @@ export function createApp(): Hono<AppEnv> {
         err.message || "The request could not be read.",
       );
     }
+    if (err instanceof ConfigError) return sendFailure(c, 500, "server_misconfigured", err.message);
     console.error("planport: unhandled error", err);
     return sendFailure(
       c,

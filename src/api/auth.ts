@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { Env } from "../env.ts";
 import type { Access } from "../session/result.ts";
 import { sendFailure } from "./errors.ts";
+import { clientAddress, overLimit } from "./rate-limit.ts";
 
 /**
  * Authentication (DESIGN.md "Auth and access"). A bearer token is matched against every
@@ -104,13 +105,18 @@ const UNAUTHORIZED_MESSAGE =
 export const requireOwner: MiddlewareHandler<AppEnv> = async (c, next) => {
   const access = await ownerAccess(c.req.header("authorization") ?? "", c.env.PLANPORT_TOKENS);
   if (access === null) {
-    return sendFailure(
-      c,
-      401,
-      "unauthorized",
-      "Send Authorization: Bearer <token> with one of the server's PLANPORT_TOKENS.",
+    return (
+      (await overLimit(c, "authFailures", clientAddress(c))) ??
+      sendFailure(
+        c,
+        401,
+        "unauthorized",
+        "Send Authorization: Bearer <token> with one of the server's PLANPORT_TOKENS.",
+      )
     );
   }
+  const refused = await overLimit(c, "requests", access.owner);
+  if (refused) return refused;
   c.set("access", access);
   c.set("owner", access.owner);
   await next();
@@ -131,7 +137,20 @@ export const requireSessionAccess: MiddlewareHandler<AppEnv> = async (c, next) =
       : reviewKey !== undefined && reviewKey !== ""
         ? ({ kind: "review", key: reviewKey } as const)
         : null;
-  if (access === null) return sendFailure(c, 401, "unauthorized", UNAUTHORIZED_MESSAGE);
+  if (access === null) {
+    return (
+      (await overLimit(c, "authFailures", clientAddress(c))) ??
+      sendFailure(c, 401, "unauthorized", UNAUTHORIZED_MESSAGE)
+    );
+  }
+  const limitKey = access.kind === "owner" ? access.owner : `review:${c.req.param("id") ?? ""}`;
+  const refused = await overLimit(c, "requests", limitKey);
+  if (refused) return refused;
   c.set("access", access);
   await next();
+  // A wrong review key answers 404 like an unknown session; it still counts as a failed try.
+  if (access.kind === "review" && c.res.status === 404) {
+    const limited = await overLimit(c, "authFailures", clientAddress(c));
+    if (limited) c.res = limited;
+  }
 };

@@ -36,3 +36,11 @@ export function sendResult<T>(
 ): Response {
   return result.ok ? c.json(result.value as object, status) : sendError(c, result.error);
 }
+
+/**
+ * A deployment setting that cannot work (a bad var). Answered as 500 `server_misconfigured`
+ * with its message, so the operator reads what to fix instead of a generic failure.
+ */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}

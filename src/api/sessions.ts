@@ -14,6 +14,8 @@ import { NOT_FOUND } from "../session/result.ts";
 import { createSession, listSessions, sessionStub } from "../session/sessions.ts";
 import { type AppEnv, requireOwner, requireSessionAccess } from "./auth.ts";
 import { sendError, sendFailure, sendResult } from "./errors.ts";
+import { linkBase } from "./public-url.ts";
+import { limitPerOwner } from "./rate-limit.ts";
 import { jsonBodyLimit, readJson, readQuery } from "./validate.ts";
 
 /**
@@ -22,25 +24,22 @@ import { jsonBodyLimit, readJson, readQuery } from "./validate.ts";
  */
 export const sessionRoutes = new Hono<AppEnv>();
 
-/** The origin the review link is built on: wherever this request reached the worker. */
-function originOf(url: string): string {
-  return new URL(url).origin;
-}
-
-sessionRoutes.post("/v1/sessions", requireOwner, jsonBodyLimit, async (c) => {
-  const body = await readJson(c, CreateSessionSchema);
-  if (!body.ok) return sendError(c, body.error);
-  return sendResult(
-    c,
-    await createSession(c.env, c.get("owner"), body.value, originOf(c.req.url)),
-    201,
-  );
-});
+sessionRoutes.post(
+  "/v1/sessions",
+  requireOwner,
+  limitPerOwner("creates"),
+  jsonBodyLimit,
+  async (c) => {
+    const body = await readJson(c, CreateSessionSchema);
+    if (!body.ok) return sendError(c, body.error);
+    return sendResult(c, await createSession(c.env, c.get("owner"), body.value, linkBase(c)), 201);
+  },
+);
 
 sessionRoutes.get("/v1/sessions", requireOwner, async (c) => {
   const query = readQuery(c, ListSessionsQuerySchema);
   if (!query.ok) return sendError(c, query.error);
-  return sendResult(c, await listSessions(c.env, c.get("owner"), query.value, originOf(c.req.url)));
+  return sendResult(c, await listSessions(c.env, c.get("owner"), query.value, linkBase(c)));
 });
 
 /**
@@ -57,7 +56,7 @@ const sessionScope = [
 
 sessionRoutes.get("/v1/sessions/:id", ...sessionScope, async (c) => {
   const stub = sessionStub(c.env, c.req.param("id"));
-  return sendResult(c, await stub.get(c.get("access"), originOf(c.req.url)));
+  return sendResult(c, await stub.get(c.get("access"), linkBase(c)));
 });
 
 sessionRoutes.get("/v1/sessions/:id/events", ...sessionScope, async (c) => {
@@ -98,17 +97,17 @@ sessionRoutes.post("/v1/sessions/:id/messages", ...sessionScope, jsonBodyLimit, 
   );
   if (!body.ok) return sendError(c, body.error);
   const stub = sessionStub(c.env, c.req.param("id"));
-  return sendResult(c, await stub.message(c.get("access"), body.value, originOf(c.req.url)), 202);
+  return sendResult(c, await stub.message(c.get("access"), body.value, linkBase(c)), 202);
 });
 
 sessionRoutes.post("/v1/sessions/:id/decision", ...sessionScope, jsonBodyLimit, async (c) => {
   const body = await readJson(c, DecisionSchema);
   if (!body.ok) return sendError(c, body.error);
   const stub = sessionStub(c.env, c.req.param("id"));
-  return sendResult(c, await stub.decide(c.get("access"), body.value, originOf(c.req.url)));
+  return sendResult(c, await stub.decide(c.get("access"), body.value, linkBase(c)));
 });
 
 sessionRoutes.post("/v1/sessions/:id/archive", ...sessionScope, async (c) => {
   const stub = sessionStub(c.env, c.req.param("id"));
-  return sendResult(c, await stub.archive(c.get("access"), originOf(c.req.url)));
+  return sendResult(c, await stub.archive(c.get("access"), linkBase(c)));
 });

@@ -4,6 +4,7 @@ import { payloadTooLarge } from "../snapshot/errors.ts";
 import { ingestSnapshot, snapshotExists } from "../snapshot/index.ts";
 import { type AppEnv, requireOwner } from "./auth.ts";
 import { sendError, sendFailure } from "./errors.ts";
+import { limitPerOwner } from "./rate-limit.ts";
 import { mediaType } from "./validate.ts";
 
 /**
@@ -15,7 +16,7 @@ export const snapshotRoutes = new Hono<AppEnv>();
 
 const GZIP_TYPES = ["application/gzip", "application/x-gzip"];
 
-snapshotRoutes.post("/v1/snapshots", requireOwner, async (c) => {
+snapshotRoutes.post("/v1/snapshots", requireOwner, limitPerOwner("uploads"), async (c) => {
   const owner = c.get("owner");
   if (!GZIP_TYPES.includes(mediaType(c))) {
     return sendFailure(

@@ -1,6 +1,7 @@
 import {
   approvedPlanResult,
   type Comment,
+  neutralizeMarkers,
   type ToolResultBlock,
   teleportResult,
 } from "../protocol/index.ts";
@@ -72,9 +73,14 @@ function rejectionText(feedback: string, comments: readonly Comment[], planPath:
     "The user reviewed the plan and wants you to keep planning. The plan was NOT approved: do not start implementing.",
     `Revise the plan file (${planPath}) according to the feedback below, then call ExitPlanMode again.`,
   ];
-  if (feedback.trim() !== "") parts.push(`${FEEDBACK_HEADING}\n${feedback.trim()}`);
+  // Everything below is the reviewer's text (and passages of a plan the model wrote): made inert
+  // so no marker line can appear in a rejection.
+  if (feedback.trim() !== "")
+    parts.push(`${FEEDBACK_HEADING}\n${neutralizeMarkers(feedback.trim())}`);
   if (comments.length > 0) {
-    const quoted = comments.map((c) => `${quote(c.quote)}\n${c.text.trim()}`).join("\n\n");
+    const quoted = comments
+      .map((c) => `${quote(neutralizeMarkers(c.quote))}\n${neutralizeMarkers(c.text.trim())}`)
+      .join("\n\n");
     parts.push(`${COMMENTS_HEADING}\n\n${quoted}`);
   }
   return parts.join("\n\n");
@@ -140,7 +146,9 @@ export function afkAnswersResult(
  * answerPairs({ "Which DB?": "Postgres" }) // ['"Which DB?"="Postgres"']
  */
 export function answerPairs(answers: Readonly<Record<string, string>>): string[] {
-  return Object.entries(answers).map(([q, a]) => `${JSON.stringify(q)}=${JSON.stringify(a)}`);
+  return Object.entries(answers).map(
+    ([q, a]) => `${JSON.stringify(neutralizeMarkers(q))}=${JSON.stringify(neutralizeMarkers(a))}`,
+  );
 }
 
 /**

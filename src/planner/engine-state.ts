@@ -28,6 +28,12 @@ export const EngineStateSchema = z.object({
   ),
   /** Tool calls for which the engine opened a wait: their results are user input. */
   openedWaits: z.array(z.string()),
+  /**
+   * How many times each tool call of the reply being worked on was started, saved before each
+   * start: a call the session keeps dying in (a crash, a restart) is answered with an error
+   * instead of being run forever. Absent in states saved before it existed.
+   */
+  toolAttempts: z.record(z.string(), z.number().int().positive()).default({}),
 });
 export type EngineState = z.infer<typeof EngineStateSchema>;
 
@@ -38,6 +44,7 @@ export const INITIAL_ENGINE_STATE: EngineState = {
   lastHumanEventId: null,
   reminders: [],
   openedWaits: [],
+  toolAttempts: {},
 };
 
 /**

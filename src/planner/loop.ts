@@ -1,4 +1,11 @@
-import { type Event, type NewEvent, type Pending, TOOL_NAMES } from "../protocol/index.ts";
+import {
+  type AssistantEvent,
+  type Event,
+  type NewEvent,
+  type Pending,
+  TOOL_NAMES,
+  type ToolUseBlock,
+} from "../protocol/index.ts";
 import { humanText, isHumanTurn, unansweredCalls } from "./conversation.ts";
 import { afkAnswersResult } from "./decisions.ts";
 import { type EngineState, parseEngineState } from "./engine-state.ts";
@@ -31,6 +38,10 @@ export interface StepOptions {
 }
 
 const IDLE: StepResult = { next: "idle" };
+
+function toolUses(content: AssistantEvent["message"]["content"]): ToolUseBlock[] {
+  return content.filter((b): b is ToolUseBlock => b.type === "tool_use");
+}
 
 /**
  * One step of the agent loop: at most one model call and the tool calls it asked for, each
@@ -133,8 +144,8 @@ export async function step(
   if (sessionOver(port.listEvents())) return IDLE;
 
   const content = normalizeContent(turn, events, port.facts.id);
-  port.transaction(() => {
-    port.appendEvents([
+  const stored = port.transaction(() => {
+    const [reply] = port.appendEvents([
       {
         type: "assistant",
         message: {
@@ -146,9 +157,12 @@ export async function step(
       },
     ]);
     port.addUsage(turn.usage);
+    return reply;
   });
 
-  const requested = content.filter((b) => b.type === "tool_use");
+  // The calls as stored (an oversized reply is shortened there): a replay after a crash runs
+  // exactly these, so the first run must too.
+  const requested = stored?.type === "assistant" ? toolUses(stored.message.content) : [];
   if (requested.length === 0) {
     recordTurnEnd(port, port.listEvents(), state, true);
     return IDLE;

@@ -13,13 +13,16 @@ export const PLANS_DIR = "/plans";
 
 const MAX_PATH_CHARS = 1_024;
 
-/** C0/C1 controls (NUL included), zero-width and bidirectional-override characters. */
+/**
+ * C0/C1 controls (NUL included), zero-width, bidirectional-override and the other characters
+ * HFS+ ignores in names (so `.g\u200cit` would be `.git` on a Mac).
+ */
 const INVISIBLE_OR_CONTROL: readonly (readonly [number, number])[] = [
   [0x0000, 0x001f],
   [0x007f, 0x009f],
   [0x200b, 0x200f],
   [0x202a, 0x202e],
-  [0x2060, 0x2069],
+  [0x2060, 0x206f],
   [0xfeff, 0xfeff],
 ];
 
@@ -98,14 +101,4 @@ function spellingProblem(raw: string): string | null {
  */
 export function displayRepoPath(path: string): string {
   return path === "" ? REPO_ROOT : `${REPO_ROOT}/${path}`;
-}
-
-/**
- * True for a repository path inside the `.git` folder (never written: the diff must apply).
- *
- * @example
- * isGitInternal("sub/.git/config") // true
- */
-export function isGitInternal(path: string): boolean {
-  return path === ".git" || path.startsWith(".git/") || path.split("/").includes(".git");
 }

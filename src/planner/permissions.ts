@@ -1,5 +1,5 @@
-import type { PermissionMode } from "../protocol/index.ts";
-import { isGitInternal, PLANS_DIR, parseRepoPath, REPO_ROOT } from "./paths.ts";
+import { type PermissionMode, unsafeRepoName } from "../protocol/index.ts";
+import { PLANS_DIR, parseRepoPath, REPO_ROOT } from "./paths.ts";
 
 /**
  * The permission check every tool call passes before it runs. One pure function, so the rule
@@ -13,7 +13,9 @@ import { isGitInternal, PLANS_DIR, parseRepoPath, REPO_ROOT } from "./paths.ts";
  * - In plan mode, Write/Edit are allowed only on this session's plan file, spelled exactly.
  * - After approval (any other mode), Write/Edit go to repository paths (the overlay); the plan
  *   file and the plans folder are then read-only (the approved plan is the contract), and so is
- *   `.git/`. `..`, odd spellings and absolute paths outside `/repo` are refused in every mode.
+ *   `.git/` in any spelling; names the user's tools would misread (a leading `:` or `-`, a
+ *   trailing dot or space: `unsafeRepoName` in src/protocol/repo-names.ts) are never written. `..`, odd spellings and
+ *   absolute paths outside `/repo` are refused in every mode.
  * - Anything else — unknown tools, malformed input, unexpected fields on a write — is denied.
  */
 
@@ -98,9 +100,10 @@ function decideWrite(
   }
   const parsed = parseRepoPath(filePath);
   if (!parsed.ok) return deny(`${parsed.reason} Nothing was written.`);
-  if (isGitInternal(parsed.path)) {
+  const unsafe = unsafeRepoName(parsed.path);
+  if (unsafe !== null) {
     return deny(
-      `${quotePath(filePath)} is inside .git, which is never written. Nothing was written.`,
+      `${quotePath(parsed.path)} is not a name repository files may have: ${unsafe}. Nothing was written.`,
     );
   }
   return { behavior: "allow", target: { kind: "repo", path: parsed.path } };

@@ -97,6 +97,21 @@ export const AssistantEventSchema = z.object({
   }),
 });
 
+/** The three answers to a pending ExitPlanMode. */
+export const DECISIONS = ["approve", "reject", "teleport"] as const;
+export type DecisionKind = (typeof DECISIONS)[number];
+
+/**
+ * The decision an ExitPlanMode tool result carries, as data: the one field planport's scanner
+ * reads the verdict from (the prose and markers in `content` are for the model and for
+ * Claude-compatible pollers). Only the server writes it, so no text anyone typed can forge it.
+ */
+export const EventDecisionSchema = z.object({
+  tool_use_id: z.string(),
+  kind: z.enum(DECISIONS),
+});
+export type EventDecision = z.infer<typeof EventDecisionSchema>;
+
 export const UserEventSchema = z.object({
   ...eventBase,
   type: z.literal("user"),
@@ -104,6 +119,8 @@ export const UserEventSchema = z.object({
     role: z.literal("user"),
     content: z.union([z.string(), z.array(z.union([ToolResultBlockSchema, TextBlockSchema]))]),
   }),
+  /** Set on the event that answers an ExitPlanMode (beyond CONTRACT: an extra field). */
+  decision: EventDecisionSchema.optional(),
 });
 
 export const ResultEventSchema = z.object({

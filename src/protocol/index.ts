@@ -4,6 +4,7 @@
  */
 export * from "./events.ts";
 export * from "./markers.ts";
+export * from "./repo-names.ts";
 export * from "./requests.ts";
 export * from "./session.ts";
 export * from "./snapshot-rules.ts";

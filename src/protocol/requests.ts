@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, TextBlockSchema } from "./events.ts";
+import { DECISIONS, FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, TextBlockSchema } from "./events.ts";
 import { PERMISSION_MODES, PLANNER_NAMES } from "./session.ts";
 
 /** Request bodies and query strings of CONTRACT.md "HTTP API", validated at the edge. */
@@ -79,9 +79,6 @@ export const CommentSchema = z.object({
   text: z.string().trim().min(1).max(10_000),
 });
 export type Comment = z.infer<typeof CommentSchema>;
-
-export const DECISIONS = ["approve", "reject", "teleport"] as const;
-export type DecisionKind = (typeof DECISIONS)[number];
 
 export const DecisionSchema = z.object({
   tool_use_id: z.string().min(1).max(200),

@@ -95,7 +95,17 @@ export function decide(
           }
         : { kind: "teleport", plan },
   );
-  appendEvents(sql, [{ type: "user", message: { role: "user", content: [result] } }], ctx.nowMs);
+  appendEvents(
+    sql,
+    [
+      {
+        type: "user",
+        message: { role: "user", content: [result] },
+        decision: { tool_use_id: id, kind: body.decision },
+      },
+    ],
+    ctx.nowMs,
+  );
 
   switch (body.decision) {
     case "approve": {

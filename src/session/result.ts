@@ -25,6 +25,7 @@ export type ErrorCode =
   | "snapshot_too_large"
   | "snapshot_too_many_files"
   | "rate_limited"
+  | "server_misconfigured"
   | "internal_error";
 
 export type FailureStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;

@@ -14,6 +14,7 @@ import {
   startFakeFeed,
 } from "./fake-feed.ts";
 import { ev } from "./feed-events.ts";
+import { errorAnswer, type HostileServer, hugeBody, startHostileServer } from "./hostile-server.ts";
 
 let feed: FakeFeed;
 let clock: ReturnType<typeof fakeClock>;
@@ -168,7 +169,8 @@ describe("pollForApprovedExitPlanMode", () => {
     expect(err.reason).toBe("timeout_pending");
     expect(err.message).toContain("30m");
     expect(clock.t).toBe(1_800_000);
-    expect(feed.eventsRequests()).toHaveLength(601);
+    // Every tick starts before the deadline (0 s, 3 s, … 1,797 s): none is left without time.
+    expect(feed.eventsRequests()).toHaveLength(600);
   });
 
   it("a rejected plan that is never resubmitted still times out as pending", async () => {
@@ -248,8 +250,98 @@ describe("pollForApprovedExitPlanMode", () => {
     expect(feed.eventsRequests().at(-1)?.query.get("after_id")).toBe("evt_0000000000000003");
   });
 
+  it("a timeout that started counting earlier (attach's first read) leaves the poll only the rest", async () => {
+    feed.log.append(ev.exitPlanMode("p1"));
+    clock.t = 10_000;
+    const err = await pollError(poll({ timeoutMs: 12_000, startedAt: 4_000 }));
+    expect(err.reason).toBe("timeout_pending");
+    expect(err.message).toContain("within 12s");
+    expect(clock.t).toBe(16_000);
+  });
+
+  it("a page too large for one answer is read again with half as many events, then carries on", async () => {
+    feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "small pages"));
+    const big = await startHostileServer(feed.url, (req, res, path) => {
+      const limit = Number(new URL(req.url ?? "/", "http://x").searchParams.get("limit"));
+      return path.endsWith("/events") && limit > 20 && hugeBody(res, 40 * 1024 * 1024, true);
+    });
+    try {
+      await expect(poll({ server: big.url })).resolves.toMatchObject({ plan: "small pages" });
+      expect(feed.eventsRequests().map((r) => r.query.get("limit"))).toEqual(["13"]);
+      expect(big.requests.filter((r) => r.path.endsWith("/events"))).toHaveLength(4);
+    } finally {
+      await big.close();
+    }
+  });
+
   it("refuses nonsense options with a clear error", async () => {
     await expect(poll({ intervalMs: 0 })).rejects.toThrow(/intervalMs must be a positive/);
+  });
+});
+
+describe("pollForApprovedExitPlanMode under rate limiting (429 + Retry-After)", () => {
+  let limiter: HostileServer;
+  /** Answers the next events requests with these Retry-After values (null: no header). */
+  let retryAfters: (string | null)[];
+  beforeEach(async () => {
+    retryAfters = [];
+    limiter = await startHostileServer(feed.url, (_req, res, path) => {
+      if (!path.endsWith("/events") || retryAfters.length === 0) return false;
+      const value = retryAfters.shift();
+      const headers: Record<string, string> = value == null ? {} : { "retry-after": value };
+      return errorAnswer(res, 429, "rate_limited", "slow down", headers);
+    });
+  });
+  afterEach(() => limiter.close());
+
+  const limited = (over: Partial<PollOptions> = {}) => poll({ server: limiter.url, ...over });
+
+  it("waits at least Retry-After (delta seconds) before the next poll", async () => {
+    retryAfters.push("20");
+    feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "after the wait"));
+    await expect(limited()).resolves.toMatchObject({ plan: "after the wait" });
+    expect(clock.sleeps).toEqual([20_000]);
+  });
+
+  it("caps Retry-After at 60 s; a shorter one than the interval keeps the interval; garbage is ignored", async () => {
+    retryAfters.push("99999", "1", "soon", "-5");
+    feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "x"));
+    await limited();
+    expect(clock.sleeps).toEqual([60_000, 3_000, 3_000, 3_000]);
+  });
+
+  it("reads the HTTP-date form", async () => {
+    retryAfters.push(new Date(Date.now() + 45_000).toUTCString());
+    feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "x"));
+    await limited();
+    expect(clock.sleeps).toHaveLength(1);
+    expect(clock.sleeps[0]).toBeGreaterThan(40_000);
+    expect(clock.sleeps[0]).toBeLessThanOrEqual(45_000);
+  });
+
+  it("each 429 still counts as one of the 5 consecutive transient failures", async () => {
+    retryAfters.push("10", "10", "10", "10", "10");
+    const err = await pollError(limited());
+    expect(err.reason).toBe("network_or_unknown");
+    expect(err.message).toContain("5 failed polls in a row");
+    expect(clock.sleeps).toEqual([10_000, 10_000, 10_000, 10_000]);
+  });
+
+  it("a Retry-After past the poll's deadline is waited out only until the deadline", async () => {
+    retryAfters.push("50");
+    const err = await pollError(limited({ timeoutMs: 30_000 }));
+    expect(err.reason).toBe("timeout_no_plan");
+    expect(clock.sleeps).toEqual([30_000]);
+    expect(limiter.requests).toHaveLength(1);
+  });
+
+  it("over real HTTP and a real clock, the next poll comes no sooner than Retry-After", async () => {
+    retryAfters.push("1");
+    feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "x"));
+    await limited({ clock: undefined, intervalMs: 50 });
+    const [first, second] = limiter.requests.filter((r) => r.path.endsWith("/events"));
+    // A lower bound only (timers never fire early by more than a millisecond).
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(990);
   });
 });
 

@@ -117,6 +117,35 @@ describe("malformed bodies are 400 with a code, never a 500", () => {
     }
   });
 
+  it("refuses JSON nested deeper than the limit with invalid_json, on every JSON route", async () => {
+    const session = await createDrivenSession();
+    const deep = (depth: number, leaf = "1") => `${"[".repeat(depth)}${leaf}${"]".repeat(depth)}`;
+    const bodies = [
+      `{"prompt":"x","title":"t","extra":${deep(5_000)}}`,
+      `{"prompt":"x","planner":"scripted","script":[{"content":[{"type":"tool_use","name":"Read","input":{"a":${deep(5_000)}}}]}]}`,
+      `{"prompt":"x","extra":${'{"a":'.repeat(5_000)}1${"}".repeat(5_000)}}`,
+    ];
+    for (const path of [
+      "/v1/sessions",
+      `/v1/sessions/${session.id}/messages`,
+      `/v1/sessions/${session.id}/decision`,
+    ]) {
+      for (const body of bodies) {
+        const res = await api.call("POST", path, ALICE, {
+          body,
+          headers: { "content-type": "application/json" },
+        });
+        await expectError(res, 400, "invalid_json");
+      }
+    }
+    // Brackets inside strings are text, not nesting.
+    const res = await api.call("POST", "/v1/sessions", ALICE, {
+      body: JSON.stringify({ prompt: `${"[".repeat(5_000)} plan it` }),
+      headers: { "content-type": "application/json" },
+    });
+    expect(res.status).toBe(201);
+  });
+
   it("refuses a planner this server does not offer with planner_unavailable", async () => {
     for (const planner of ["anthropic", "openai", "workers-ai"]) {
       await expectError(

@@ -183,6 +183,94 @@ describe("permissions after approval", () => {
     });
   }
 
+  /** Names the user's tools would misread when the diff comes home (issue 10, finding 6). */
+  const misread = [
+    [":!src/app.ts", "pathspec magic"],
+    [":(exclude)src", "pathspec magic"],
+    [":/src/app.ts", "pathspec magic"],
+    ["-rf", "read as an option"],
+    ["--output=x", "read as an option"],
+    [".GIT/config", "inside .git"],
+    [".Git/hooks/pre-commit", "inside .git"],
+    ["sub/.gIt/HEAD", "inside .git"],
+    [".git./config", "inside .git"],
+    [".git /config", "inside .git"],
+    [".git::$INDEX_ALLOCATION/config", "inside .git"],
+    ["GIT~1/config", "inside .git"],
+    ["vendor/git~1/hooks/post-checkout", "inside .git"],
+    ["src/app.ts.", "ending in"],
+    ["src/app.ts ", "whitespace"],
+    ["src /app.ts", "ending in"],
+    [`src/${"n".repeat(256)}.ts`, "longer than 255 bytes"],
+    [`src/${"é".repeat(128)}`, "longer than 255 bytes"],
+    ["src/\u206aapp.ts", "control or invisible"],
+    [".g\u200cit/config", "control or invisible"],
+    ["src/a\tb.ts", "control or invisible"],
+    ["src\\app.ts", "backslash"],
+  ] as const;
+  it.each(misread)("denies remote execution a file named %j and says why (%s)", (path, why) => {
+    for (const mode of ["default", "acceptEdits"] as const) {
+      for (const d of [decide(mode, "Write", write(path)), decide(mode, "Edit", edit(path))]) {
+        expect(d.behavior, `${mode} ${path}`).toBe("deny");
+        if (d.behavior === "deny") expect(d.reason).toContain(why);
+      }
+    }
+  });
+
+  it("still allows the ordinary names that look a little like those", () => {
+    for (const path of [
+      ".github/workflows/ci.yml",
+      ".gitignore",
+      ".gitattributes",
+      "docs/.gitkeep",
+      "src/a:b.ts",
+      "src/-flag.ts",
+      "src/.env.example",
+      `src/${"n".repeat(252)}.ts`,
+    ]) {
+      expect(decide("default", "Write", write(path)), path).toEqual({
+        behavior: "allow",
+        target: { kind: "repo", path },
+      });
+    }
+  });
+
+  it("allows a repository write only to a path no tool on the user's machine misreads", () => {
+    const segment = fc.oneof(
+      fc.string({ maxLength: 8 }),
+      fc.constantFrom(".git", ".GIT", "git~1", ".git.", "..", ".", "", "a", "src", ":x", "-x"),
+    );
+    const path = fc
+      .tuple(
+        fc.constantFrom("", "/repo/", "./", "/"),
+        fc.array(segment, { minLength: 1, maxLength: 4 }),
+      )
+      .map(([prefix, segments]) => `${prefix}${segments.join("/")}`);
+    fc.assert(
+      fc.property(path, fc.constantFrom("Write", "Edit"), (filePath, tool) => {
+        const d = decide("default", tool, tool === "Write" ? write(filePath) : edit(filePath));
+        if (d.behavior === "deny") return true;
+        if (d.target?.kind !== "repo") return false;
+        const written = d.target.path;
+        const segments = written.split("/");
+        return (
+          !/^[:-]/.test(written) &&
+          ![...written].some((c) => c.charCodeAt(0) < 0x20 || (c >= "\u007f" && c <= "\u009f")) &&
+          !written.includes("\\") &&
+          segments.every(
+            (s) =>
+              s !== "" &&
+              s !== "." &&
+              s !== ".." &&
+              !/[. ]$/.test(s) &&
+              !/^(\.git|git~1)[. ]*(:.*)?$/i.test(s),
+          )
+        );
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
   it("keeps the read-only tools and unknown-tool denial unchanged", () => {
     expect(decide("default", "Grep", { pattern: "x" }).behavior).toBe("allow");
     expect(decide("default", "Bash", { command: "ls" }).behavior).toBe("deny");

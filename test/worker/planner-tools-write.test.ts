@@ -79,6 +79,23 @@ describe("Write and Edit", () => {
     expect(port.readOverlay("src/new.ts")).toBe("export {};\n");
     expect(await port.snapshot.read("src/billing/tax.ts")).toContain("DE: 0.19");
   });
+
+  it("after approval, refuse a file name git would read as pathspec magic, and change nothing", async () => {
+    const port = shop();
+    for (const file_path of [":!src/billing/tax.ts", ".GIT/config", "src/billing/tax.ts."]) {
+      const r = await run(port, "Write", { file_path, content: "pwned\n" }, "default");
+      expect(r.isError, file_path).toBe(true);
+      expect(r.text).toContain("Nothing was written.");
+    }
+    const edit = await run(
+      port,
+      "Edit",
+      { file_path: ":!src/billing/tax.ts", old_string: "DE: 0.19", new_string: "DE: 0" },
+      "default",
+    );
+    expect(edit.text).toContain('starts with ":", which git reads as pathspec magic');
+    expect(port.listOverlay()).toEqual([]);
+  });
 });
 
 describe("AskUserQuestion", () => {

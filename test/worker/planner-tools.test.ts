@@ -115,7 +115,7 @@ describe("Read", () => {
 });
 
 describe("Glob and LS", () => {
-  it("Glob matches with picomatch, sorted, relative paths", async () => {
+  it("Glob matches globs, sorted, relative paths", async () => {
     const r = await run(shop(), "Glob", { pattern: "**/*.test.ts" });
     expect(r.text.split("\n")).toEqual([
       "test/auth/login.test.ts",
@@ -205,7 +205,7 @@ describe("Grep", () => {
 
   it("explains an invalid regular expression and an unknown path", async () => {
     expect((await run(shop(), "Grep", { pattern: "(unclosed" })).text).toContain(
-      "not a valid JavaScript regular expression",
+      "not a valid regular expression for Grep (RE2 syntax",
     );
     expect((await run(shop(), "Grep", { pattern: "x", path: "nowhere" })).text).toContain(
       "No such file or folder",

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { Event } from "../../src/protocol/index.ts";
+import { MAX_FEED_PAGE_CHARS } from "../../src/session/event-log.ts";
 import {
   ALICE,
   api,
   createDrivenSession,
   errorCode,
   seedEvents,
+  withPort,
 } from "../support/worker/sessions.ts";
 
 const SEEDED = 2_500;
@@ -44,6 +46,35 @@ describe("events feed", () => {
         message: { content: [{ text: `note ${SEEDED}` }] },
       });
     }
+  }, 60_000);
+
+  it("cuts a page of large events by size, never by dropping one: has_more carries the rest", async () => {
+    const session = await createDrivenSession();
+    const big = "x".repeat(1_000_000);
+    await withPort(session.id, (port) => {
+      for (let i = 0; i < 20; i++) {
+        port.transaction(() =>
+          port.appendEvents([
+            {
+              type: "assistant",
+              message: { role: "assistant", content: [{ type: "text", text: `${i}:${big}` }] },
+            },
+          ]),
+        );
+      }
+    });
+    const seen: Event[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await api.events(ALICE, session.id, { after_id: after, limit: 1000 });
+      expect(JSON.stringify(page).length).toBeLessThan(MAX_FEED_PAGE_CHARS + 1_100_000);
+      expect(page.data.length).toBeGreaterThan(0);
+      seen.push(...page.data);
+      if (!page.has_more) break;
+      after = page.last_id ?? undefined;
+    }
+    expect(seen).toHaveLength(21);
+    expect(new Set(seen.map((e) => e.id)).size).toBe(21);
   }, 60_000);
 
   it("answers the limit bounds: 0 and 1001 refused, 1 and 1000 served, default 100", async () => {

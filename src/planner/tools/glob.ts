@@ -1,6 +1,7 @@
-import picomatch from "picomatch/posix";
 import { z } from "zod";
 import { parseRepoPath, REPO_ROOT } from "../paths.ts";
+import { compileGlob, GLOB_SYNTAX } from "./glob-pattern.ts";
+import { SCAN_BUDGET_MS, ScanBudget } from "./scan-budget.ts";
 import {
   describeInvalidInput,
   fail,
@@ -12,6 +13,8 @@ import {
 
 /** Most paths one Glob returns. */
 export const GLOB_MAX_RESULTS = 500;
+/** Most characters one Glob returns (paths may be up to 1,024 characters each). */
+export const GLOB_MAX_CHARS = 40_000;
 
 export const GlobInput = z.strictObject({
   pattern: z
@@ -31,7 +34,9 @@ export const GlobInput = z.strictObject({
 });
 
 /**
- * Finds repository files by glob (picomatch, dotfiles included), sorted by path.
+ * Finds repository files by glob (dotfiles included), sorted by path. Globs are translated to
+ * RE2 and matched in linear time (`glob-pattern.ts`); the match loop yields to other work and
+ * stops at {@link SCAN_BUDGET_MS} with what it found so far.
  *
  * @example
  * await globTool.run({ pattern: "**\/*.test.ts" }, ctx) // "src/a.test.ts\nsrc/b.test.ts"
@@ -39,7 +44,7 @@ export const GlobInput = z.strictObject({
 export const globTool: Tool = {
   spec: {
     name: "Glob",
-    description: `Finds repository files whose paths match a glob pattern (picomatch syntax: *, **, ?, [abc], {a,b}). Returns repository-relative paths sorted by path, at most ${GLOB_MAX_RESULTS}; the total is reported when there are more.`,
+    description: `Finds repository files whose paths match a glob pattern. Supported: ${GLOB_SYNTAX} (no extglobs or negation). Returns repository-relative paths sorted by path, at most ${GLOB_MAX_RESULTS}; the total is reported when there are more.`,
     input_schema: modelSchema(GlobInput),
   },
   async run(input: unknown, ctx: ToolContext) {
@@ -59,12 +64,27 @@ export const globTool: Tool = {
         `The pattern "${pattern}" is absolute: write it relative to the folder in "path".`,
       );
     }
-    const isMatch = picomatch(pattern, { dot: true });
+    const glob = compileGlob(pattern);
+    if (!glob.ok) return fail(glob.reason);
+    const isMatch = glob.value;
     const prefix = base === "" ? "" : `${base}/`;
-    const matches = (await ctx.workspace.listRepoFiles()).filter(
-      (p) => p.startsWith(prefix) && isMatch(p.slice(prefix.length)),
+    const budget = new ScanBudget(ctx.scanBudgetMs);
+    const matches: string[] = [];
+    let stoppedAt: string | null = null;
+    for (const path of await ctx.workspace.listRepoFiles()) {
+      if (!path.startsWith(prefix)) continue;
+      if (!(await budget.spend(path.length))) {
+        stoppedAt = path;
+        break;
+      }
+      if (isMatch(path.slice(prefix.length))) matches.push(path);
+    }
+    const answer = formatGlobResult(matches);
+    return ok(
+      stoppedAt === null
+        ? answer
+        : `${answer}\n(The match reached its time limit of ${budget.describe()} at ${stoppedAt}: that path and the ones after it were not tried. Narrow the pattern or pass a path.)`,
     );
-    return ok(formatGlobResult(matches));
   },
 };
 
@@ -76,8 +96,14 @@ export const globTool: Tool = {
  */
 export function formatGlobResult(matches: readonly string[]): string {
   if (matches.length === 0) return "No files found";
-  const shown = matches.slice(0, GLOB_MAX_RESULTS).join("\n");
-  return matches.length > GLOB_MAX_RESULTS
-    ? `${shown}\n(Showing the first ${GLOB_MAX_RESULTS} of ${matches.length} files, sorted by path. Narrow the pattern or pass a path to see the rest.)`
-    : shown;
+  const shown: string[] = [];
+  let chars = 0;
+  for (const path of matches) {
+    if (shown.length >= GLOB_MAX_RESULTS || chars + path.length > GLOB_MAX_CHARS) break;
+    shown.push(path);
+    chars += path.length + 1;
+  }
+  return shown.length < matches.length
+    ? `${shown.join("\n")}\n(Showing the first ${shown.length} of ${matches.length} files, sorted by path. Narrow the pattern or pass a path to see the rest.)`
+    : shown.join("\n");
 }

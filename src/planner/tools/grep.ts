@@ -1,6 +1,9 @@
-import picomatch from "picomatch/posix";
 import { z } from "zod";
 import { displayRepoPath, parseRepoPath } from "../paths.ts";
+import { compileGlob, GLOB_SYNTAX } from "./glob-pattern.ts";
+import { compileLinePattern, GREP_SYNTAX, type LinePattern } from "./line-pattern.ts";
+import { matchingLines } from "./line-scan.ts";
+import { SCAN_BUDGET_MS, ScanBudget } from "./scan-budget.ts";
 import {
   describeInvalidInput,
   fail,
@@ -27,7 +30,7 @@ export const GrepInput = z.strictObject({
     .string()
     .min(1)
     .max(1_000)
-    .describe("A JavaScript regular expression to search file contents for."),
+    .describe(`A regular expression to search file contents for, line by line: ${GREP_SYNTAX}.`),
   path: z
     .string()
     .max(1_024)
@@ -40,7 +43,7 @@ export const GrepInput = z.strictObject({
     .max(1_000)
     .optional()
     .describe(
-      'Only search files matching this glob, e.g. "*.ts" (matched against file names) or "src/**/*.{ts,tsx}" (matched against paths).',
+      `Only search files matching this glob, e.g. "*.ts" (matched against file names) or "src/**/*.{ts,tsx}" (matched against paths). Supported: ${GLOB_SYNTAX}.`,
     ),
   output_mode: z
     .enum(["files_with_matches", "content", "count"])
@@ -64,8 +67,10 @@ export const GrepInput = z.strictObject({
 type GrepArgs = z.infer<typeof GrepInput>;
 
 /**
- * Searches repository file contents with a JavaScript regular expression, file by file (the
- * snapshot is streamed, so memory stays bounded whatever the repository's size).
+ * Searches repository file contents with a regular expression, file by file (the snapshot is
+ * streamed, so memory stays bounded whatever the repository's size). Patterns run in linear
+ * time (`line-pattern.ts`), the scan yields to other work and stops at {@link SCAN_BUDGET_MS}
+ * with what it found so far, so no pattern can hold the worker.
  *
  * @example
  * await grepTool.run({ pattern: "createSession", output_mode: "content", "-C": 1 }, ctx)
@@ -73,7 +78,7 @@ type GrepArgs = z.infer<typeof GrepInput>;
 export const grepTool: Tool = {
   spec: {
     name: "Grep",
-    description: `Searches the contents of repository files with a JavaScript regular expression (e.g. "log.*Error", "function\\\\s+\\\\w+"). Filter files with glob or path; choose output_mode files_with_matches (default), content (path:line:text, with -A/-B/-C context) or count. Results are sorted by path and capped at ${GREP_DEFAULT_LIMIT} entries (head_limit up to ${GREP_MAX_LIMIT}).`,
+    description: `Searches the contents of repository files with a regular expression, line by line. Syntax: ${GREP_SYNTAX}. Filter files with glob or path; choose output_mode files_with_matches (default), content (path:line:text, with -A/-B/-C context) or count. Results are sorted by path and capped at ${GREP_DEFAULT_LIMIT} entries (head_limit up to ${GREP_MAX_LIMIT}); a search that runs longer than ${SCAN_BUDGET_MS / 1000} s answers with what it found so far.`,
     input_schema: modelSchema(GrepInput),
   },
   async run(input: unknown, ctx: ToolContext) {
@@ -81,17 +86,12 @@ export const grepTool: Tool = {
     if (!parsed.success) return fail(describeInvalidInput("Grep", parsed.error));
     const args = parsed.data;
 
-    let regex: RegExp;
-    try {
-      regex = new RegExp(args.pattern, args["-i"] ? "i" : "");
-    } catch (error) {
-      return fail(
-        `The pattern is not a valid JavaScript regular expression: ${(error as Error).message}`,
-      );
-    }
+    const pattern = compileLinePattern(args.pattern, { ignoreCase: args["-i"] ?? false });
+    if (!pattern.ok) return fail(pattern.reason);
     const scope = await resolveScope(args, ctx);
     if (!scope.ok) return fail(scope.reason);
-    return ok(await search(ctx, regex, args, scope.accept));
+    const budget = new ScanBudget(ctx.scanBudgetMs);
+    return ok(await search(ctx, pattern.value, args, scope.accept, budget));
   },
 };
 
@@ -109,7 +109,9 @@ async function resolveScope(
     else if (await ctx.workspace.isDirectory(parsed.path)) base = parsed.path;
     else return { ok: false, reason: `No such file or folder: ${displayRepoPath(parsed.path)}` };
   }
-  const globMatch = args.glob ? picomatch(args.glob, { dot: true }) : null;
+  const glob = args.glob ? compileGlob(args.glob) : null;
+  if (glob !== null && !glob.ok) return { ok: false, reason: glob.reason };
+  const globMatch = glob?.value ?? null;
   const globOnPath = args.glob?.includes("/") ?? false;
   const prefix = base === "" ? "" : `${base}/`;
   return {
@@ -128,9 +130,10 @@ async function resolveScope(
 
 async function search(
   ctx: ToolContext,
-  regex: RegExp,
+  pattern: LinePattern,
   args: GrepArgs,
   accept: (path: string) => boolean,
+  budget: ScanBudget,
 ): Promise<string> {
   const mode = args.output_mode ?? "files_with_matches";
   const limit = args.head_limit ?? GREP_DEFAULT_LIMIT;
@@ -143,16 +146,26 @@ async function search(
   let files = 0;
   let matches = 0;
   let cut = false;
+  /** The file the time budget ran out in (it and the files after it were not searched). */
+  let stoppedAt: string | null = null;
+  let longLines = 0;
+  let longLineChars = Number.POSITIVE_INFINITY;
 
   for await (const file of ctx.workspace.scanRepo(accept)) {
     if (file.text.slice(0, BINARY_PROBE_CHARS).includes("\u0000")) continue;
-    const lines = file.text.split("\n");
-    const hits: number[] = [];
-    for (let i = 0; i < lines.length; i++) if (regex.test(lines[i]!)) hits.push(i);
+    const found = await matchingLines(file.text, pattern, budget);
+    if (found === null) {
+      stoppedAt = file.path;
+      break;
+    }
+    longLines += found.longLines;
+    if (found.longLines > 0) longLineChars = Math.min(longLineChars, found.longLineChars);
+    const hits = found.lines;
     if (hits.length === 0) continue;
     files++;
     matches += hits.length;
     if (mode === "content") {
+      const lines = file.text.split("\n");
       for (const row of contentRows(file.path, lines, hits, before, after, numbered)) {
         if (entries.length >= limit || chars + row.length > GREP_MAX_CHARS) {
           cut = true;
@@ -171,22 +184,35 @@ async function search(
     } else cut = true;
   }
 
-  if (files === 0) return "No matches found";
+  const stopped =
+    stoppedAt === null
+      ? ""
+      : `(The search reached its time limit of ${budget.describe()} at ${stoppedAt}: that file and the ones after it in path order were not searched. Narrow the search with path or glob, or simplify the pattern.)`;
+  const notes = [
+    ...(longLines === 0
+      ? []
+      : [
+          `(${longLines} very long line${longLines === 1 ? " was" : "s were"} searched in ${longLines === 1 ? "its" : "their"} first ${longLineChars.toLocaleString("en-US")} characters only, so a match further along ${longLines === 1 ? "it" : "them"} was not seen.)`,
+        ]),
+    ...(stopped === "" ? [] : [stopped]),
+  ];
+  const tail = notes.map((n) => `\n${n}`).join("");
+  if (files === 0) return `No matches found${tail}`;
   if (mode === "content") {
     return cut
-      ? `${entries.join("\n")}\n(Output cut after ${entries.length} lines; narrow the search with path or glob, or raise head_limit.)`
-      : entries.join("\n");
+      ? `${entries.join("\n")}\n(Output cut after ${entries.length} lines; narrow the search with path or glob, or raise head_limit.)${tail}`
+      : `${entries.join("\n")}${tail}`;
   }
   if (mode === "count") {
     const total = `Found ${matches} matching line${matches === 1 ? "" : "s"} in ${files} file${files === 1 ? "" : "s"}`;
     return cut
-      ? `${entries.join("\n")}\n(${total}; showing the first ${entries.length} files.)`
-      : `${entries.join("\n")}\n(${total}.)`;
+      ? `${entries.join("\n")}\n(${total}; showing the first ${entries.length} files.)${tail}`
+      : `${entries.join("\n")}\n(${total}.)${tail}`;
   }
   const head = `Found ${files} file${files === 1 ? "" : "s"}`;
   return cut
-    ? `${head}\n${entries.join("\n")}\n(Showing the first ${entries.length} of ${files} files, sorted by path.)`
-    : `${head}\n${entries.join("\n")}`;
+    ? `${head}\n${entries.join("\n")}\n(Showing the first ${entries.length} of ${files} files, sorted by path.)${tail}`
+    : `${head}\n${entries.join("\n")}${tail}`;
 }
 
 /** grep-style rows: `path:n:text` for matches, `path-n-text` for context, `--` between groups. */

@@ -19,7 +19,17 @@ export interface ToolContext {
   planPath: string;
   /** Set when the permission check allowed a write: the one thing it may touch. */
   target?: WriteTarget;
+  /** Wall-time budget of a scan in ms (a seam for tests; the loop leaves the default). */
+  scanBudgetMs?: number;
 }
+
+/**
+ * A value, or the reason (a sentence for the model) why there is none.
+ *
+ * @example
+ * const glob = compileGlob("**\/*.ts"); if (!glob.ok) return fail(glob.reason);
+ */
+export type Checked<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 /**
  * What running a tool produced. Tools never write to the session themselves: a result's

@@ -1,6 +1,6 @@
 import { MANIFEST_NAMES, README_NAMES } from "./manifests.ts";
 import { isGeneratedPath } from "./ranking.ts";
-import { deriveTerms, pathMentions, type Term } from "./terms.ts";
+import { deriveTerms, MAX_ANALYSED_CHARS, pathMentions, type Term } from "./terms.ts";
 import {
   type CallRecord,
   globPaths,
@@ -165,7 +165,7 @@ const NEGATION =
 export function steer(t: Transcript, k: Knowledge): Steering {
   const terms = new Map<string, Term>();
   const addTerms = (text: string, boost: number, dropNegated = true) => {
-    for (const term of deriveTerms(searchableText(text, dropNegated))) {
+    for (const term of deriveTerms(searchableText(analysed(text), dropNegated))) {
       const known = terms.get(term.text);
       if (known) known.weight = Math.max(known.weight, term.weight * boost);
       else if (terms.size < 16)
@@ -182,7 +182,7 @@ export function steer(t: Transcript, k: Knowledge): Steering {
   let afk = false;
 
   const named = (text: string) => {
-    for (const { mention, negated } of namedPaths(text)) {
+    for (const { mention, negated } of namedPaths(analysed(text))) {
       const path = resolveMention(mention, k.known);
       if (negated) {
         if (path) {
@@ -286,7 +286,15 @@ function areaOf(answer: string, k: Knowledge): string | null {
   return k.areas.has(name) ? name : null;
 }
 
+/** The part of an input the planner reads (terms.ts {@link MAX_ANALYSED_CHARS}). */
+function analysed(text: string): string {
+  return text.slice(0, MAX_ANALYSED_CHARS);
+}
+
 function clip(text: string, max = 160): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  const flat = text
+    .slice(0, max * 8)
+    .replace(/\s+/g, " ")
+    .trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -162,13 +162,14 @@ function stepFor(c: FileChange, index: number, task: string): string {
 }
 
 function title(task: string): string {
-  const first = task.trim().split("\n")[0] ?? "";
+  // Only the beginning can show (90 characters), and `[.!?]+$` backtracks on a long line.
+  const first = (task.trim().split("\n", 1)[0] ?? "").slice(0, 400);
   const clean = first.replace(/\s+/g, " ").replace(/[.!?]+$/, "");
   return clean.length > 90 ? `${clean.slice(0, 89)}…` : clean || "untitled task";
 }
 
 function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  const flat = text.slice(0, 4_000).replace(/\s+/g, " ").trim();
   return flat.length > 400 ? `${flat.slice(0, 399)}…` : flat;
 }
 

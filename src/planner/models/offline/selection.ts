@@ -121,7 +121,7 @@ export function areaQuestion(
     .slice(0, 4);
   if (areas.length < 2) return null;
   const searched = s.terms.map((x) => x.text).join(", ");
-  const task = t.task.replace(/\s+/g, " ").trim();
+  const task = t.task.slice(0, 1_000).replace(/\s+/g, " ").trim();
   return {
     questions: [
       {

@@ -18,6 +18,21 @@ export interface Term {
 export const MIN_TERM_CHARS = 3;
 export const MAX_TERMS = 10;
 const MIN_STEM_CHARS = 4;
+/**
+ * Characters of one input (the task, feedback, an answer) the planner reads for terms and
+ * file names: the words that steer a search come early, and the rest of a pasted log or blob
+ * must not cost more time.
+ */
+export const MAX_ANALYSED_CHARS = 20_000;
+/**
+ * Longest token treated as a word or identifier. Longer ones are hashes, base64 or minified
+ * code — never a search term (and each would be a 100,000-character "term" otherwise).
+ */
+export const MAX_TOKEN_CHARS = 64;
+/** Longest run of path characters considered as a file name mention. */
+export const MAX_PATH_MENTION_CHARS = 256;
+/** Most path mentions taken from one input. */
+export const MAX_PATH_MENTIONS = 32;
 
 /** English function words plus words every task contains that say nothing about *where*. */
 const STOP_WORDS = new Set(
@@ -115,8 +130,9 @@ export function deriveTerms(text: string, limit = MAX_TERMS): Term[] {
     if (known) known.weight = Math.max(known.weight, weight);
     else terms.set(t, { text: t, weight });
   };
-  const withoutUrls = text.replace(/https?:\/\/\S+/g, " ");
+  const withoutUrls = text.slice(0, MAX_ANALYSED_CHARS).replace(/https?:\/\/\S+/g, " ");
   for (const token of withoutUrls.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []) {
+    if (token.length > MAX_TOKEN_CHARS) continue;
     const parts = splitIdentifier(token);
     const codeLike = parts.length > 1 || /_/.test(token) || /[a-z][A-Z]/.test(token);
     if (codeLike) {
@@ -138,17 +154,27 @@ export function deriveTerms(text: string, limit = MAX_TERMS): Term[] {
  * pathMentions("Also touch src/db/schema.sql, not tax.ts") // ["src/db/schema.sql", "tax.ts"]
  */
 export function pathMentions(text: string): string[] {
-  const found = text.match(/(?:[\w.-]+\/)*[\w-]+\.[A-Za-z][\w]{0,9}\b/g) ?? [];
-  return [...new Set(found.map((p) => p.replace(/^\.\//, "").replace(/^\/repo\//, "")))].filter(
-    (p) => !/^\d+(\.\d+)+$/.test(p) && !/^(e\.g|i\.e|etc)\b/i.test(p),
-  );
+  // A mention consists of path characters only, so it lies inside one run of them: matching
+  // run by run finds the same mentions, and a cap on the run's length keeps the backtracking
+  // regex below from going quadratic on one enormous run.
+  const found: string[] = [];
+  for (const run of text.slice(0, MAX_ANALYSED_CHARS).match(/[\w./-]+/g) ?? []) {
+    if (run.length > MAX_PATH_MENTION_CHARS) continue;
+    found.push(...(run.match(/(?:[\w.-]+\/)*[\w-]+\.[A-Za-z][\w]{0,9}\b/g) ?? []));
+    if (found.length >= MAX_PATH_MENTIONS) break;
+  }
+  return [...new Set(found.map((p) => p.replace(/^\.\//, "").replace(/^\/repo\//, "")))]
+    .filter((p) => !/^\d+(\.\d+)+$/.test(p) && !/^(e\.g|i\.e|etc)\b/i.test(p))
+    .slice(0, MAX_PATH_MENTIONS);
 }
 
 /**
  * A regular expression source matching `term` where a word or an identifier part starts:
  * after a non-letter (`port_id`, `max-port`, `PORT`) or as a capitalised camelCase part
  * (`listenPort`), in any letter case otherwise — but never inside a word, so the stem `port`
- * does not find `report`, `support` or `import`. Match it case-sensitively.
+ * does not find `report`, `support` or `import`. Match it case-sensitively. It tells whether a
+ * line matches (the character before the term is part of the match), and it needs no
+ * lookbehind, so Grep's linear-time engine runs it as well as JavaScript does.
  *
  * @example new RegExp(wordStartPattern("port")).test("const listenPort = 1") // true
  * @example new RegExp(wordStartPattern("port")).test("await report()")       // false
@@ -160,8 +186,8 @@ export function wordStartPattern(term: string): string {
     .slice(1)
     .map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : escapeChar(c)))
     .join("");
-  if (!/[a-z]/.test(first)) return `(?<![A-Za-z0-9])${escapeChar(first)}${rest}`;
-  return `(?:(?<![A-Za-z])[${first}${first.toUpperCase()}]|${first.toUpperCase()})${rest}`;
+  if (!/[a-z]/.test(first)) return `(?:^|[^A-Za-z0-9])${escapeChar(first)}${rest}`;
+  return `(?:(?:^|[^A-Za-z])[${first}${first.toUpperCase()}]|${first.toUpperCase()})${rest}`;
 }
 
 function escapeChar(c: string): string {

@@ -203,7 +203,8 @@ export function grepCounts(result: string): { hits: Map<string, number>; truncat
   let truncated = false;
   for (const line of result.split("\n")) {
     if (line.startsWith("(")) {
-      if (/showing the first/.test(line)) truncated = true;
+      // Cut at the entry cap, or at the scan's time limit: either way the term's hits are partial.
+      if (/showing the first|reached its time limit/.test(line)) truncated = true;
       continue;
     }
     const colon = line.lastIndexOf(":");
