@@ -1,20 +1,22 @@
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { err, ok, type Result } from "../src/protocol/index.ts";
 
 /**
  * A lock file holding the pid of its holder. A lock whose process no longer exists (a crash, a
  * SIGKILL, a closed laptop) is stale and taken over, so a lock can never wedge a user forever.
  */
 
-export type LockAttempt = { ok: true; release: () => void } | { ok: false; heldBy: number };
+/** The lock taken (`value` releases it), or the pid of the process that holds it. */
+export type LockAttempt = Result<() => void, { heldBy: number }>;
 
 /**
  * Tries once to take the lock at `path` for `pid`.
  *
  * @example
  * const lock = tryPidLock("/home/me/.planport/sessions/ses_….lock");
- * if (!lock.ok) throw new Error(`busy: pid ${lock.heldBy}`);
- * try { … } finally { lock.release(); }
+ * if (!lock.ok) throw new Error(`busy: pid ${lock.error.heldBy}`);
+ * try { … } finally { lock.value(); }
  */
 export function tryPidLock(path: string, pid: number = process.pid): LockAttempt {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -26,18 +28,14 @@ export function tryPidLock(path: string, pid: number = process.pid): LockAttempt
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
         linkSync(tmp, path);
-        return {
-          ok: true,
-          release: () => {
-            if (readPid(path) === pid) rmSync(path, { force: true });
-          },
-        };
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+        return ok(() => {
+          if (readPid(path) === pid) rmSync(path, { force: true });
+        });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       }
       const holder = readPid(path);
-      if (holder !== null && holder !== pid && isAlive(holder))
-        return { ok: false, heldBy: holder };
+      if (holder !== null && holder !== pid && isAlive(holder)) return err({ heldBy: holder });
       // Stale (its process is gone, or it is our own leftover): take it over.
       rmSync(path, { force: true });
     }
@@ -57,11 +55,11 @@ export async function waitForPidLock(path: string, timeoutMs: number): Promise<(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const lock = tryPidLock(path);
-    if (lock.ok) return lock.release;
+    if (lock.ok) return lock.value;
     if (Date.now() > deadline) {
       throw new Error(
-        `process ${lock.heldBy} has held ${path} for over ${Math.round(timeoutMs / 1000)}s; ` +
-          `if it is stuck, stop it (\`kill ${lock.heldBy}\`) and try again`,
+        `process ${lock.error.heldBy} has held ${path} for over ${Math.round(timeoutMs / 1000)}s; ` +
+          `if it is stuck, stop it (\`kill ${lock.error.heldBy}\`) and try again`,
       );
     }
     await new Promise((r) => setTimeout(r, 200));

@@ -125,6 +125,6 @@ export function acquirePollLock(
 ): () => void {
   assertSessionId(id);
   const lock = tryPidLock(join(sessionsDir(env), `${id}.lock`), pid);
-  if (!lock.ok) throw new PollLockedError(id, lock.heldBy);
-  return lock.release;
+  if (!lock.ok) throw new PollLockedError(id, lock.error.heldBy);
+  return lock.value;
 }

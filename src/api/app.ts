@@ -1,10 +1,11 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { ConfigError, cachedConfig } from "../config.ts";
 import type { Env } from "../env.ts";
 import { reviewRoutes } from "../review/index.ts";
 import { sessionStub } from "../session/sessions.ts";
 import type { AppEnv } from "./auth.ts";
-import { ConfigError, sendFailure } from "./errors.ts";
+import { sendFailure } from "./errors.ts";
 import { sessionRoutes } from "./sessions.ts";
 import { snapshotRoutes } from "./snapshots.ts";
 
@@ -19,6 +20,12 @@ import { snapshotRoutes } from "./snapshots.ts";
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get("/v1/healthz", (c) => c.json({ ok: true }));
+  // Settings are checked before any request is served: a bad var is named, not guessed around.
+  app.use("*", async (c, next) => {
+    const config = cachedConfig(c.env);
+    if (!config.ok) return sendFailure(c, 500, "server_misconfigured", config.error);
+    await next();
+  });
   app.route("/", snapshotRoutes);
   app.route("/", sessionRoutes);
   // The review page (no bearer token: the review key in the link is the credential).

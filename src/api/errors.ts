@@ -1,7 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { ErrorBody } from "../protocol/index.ts";
-import type { ErrorCode, Failure, Result } from "../session/result.ts";
+import type { ErrorBody, ErrorCode, Failure, Result } from "../protocol/index.ts";
 
 /**
  * Errors on the wire (CONTRACT "Errors"): `{"error": {"code", "message"}}` with a fitting
@@ -31,16 +30,8 @@ export function sendFailure(
  */
 export function sendResult<T>(
   c: Context,
-  result: Result<T>,
+  result: Result<T, Failure>,
   status: ContentfulStatusCode = 200,
 ): Response {
   return result.ok ? c.json(result.value as object, status) : sendError(c, result.error);
-}
-
-/**
- * A deployment setting that cannot work (a bad var). Answered as 500 `server_misconfigured`
- * with its message, so the operator reads what to fix instead of a generic failure.
- */
-export class ConfigError extends Error {
-  override name = "ConfigError";
 }

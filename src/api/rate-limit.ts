@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { configOf } from "../config.ts";
 import type { Env } from "../env.ts";
 import type { AppEnv } from "./auth.ts";
 import { sendFailure } from "./errors.ts";
@@ -45,7 +46,7 @@ export async function overLimit(
   key: string,
 ): Promise<Response | null> {
   const limit = RATE_LIMITS[name];
-  const binding = rateLimitsOn(c.env) ? c.env[limit.binding] : undefined;
+  const binding = configOf(c.env).rateLimits ? c.env[limit.binding] : undefined;
   if (binding === undefined) return null;
   let success: boolean;
   try {
@@ -83,9 +84,4 @@ export function limitPerOwner(name: RateLimitName) {
  */
 export function clientAddress(c: Context): string {
   return c.req.header("cf-connecting-ip") ?? "unknown";
-}
-
-function rateLimitsOn(env: Env): boolean {
-  const value = (env.PLANPORT_RATE_LIMITS ?? "on").trim().toLowerCase();
-  return value !== "off";
 }

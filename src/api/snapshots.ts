@@ -42,7 +42,7 @@ snapshotRoutes.post("/v1/snapshots", requireOwner, limitPerOwner("uploads"), asy
   }
   const ingested = await ingestSnapshot(c.env.SNAPSHOTS, owner, body);
   if (!ingested.ok) return sendError(c, ingested.error);
-  return c.json(ingested.receipt, 201);
+  return c.json(ingested.value, 201);
 });
 
 // HEAD is served by this GET route (Hono answers HEAD with the GET response, minus the body).

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
-import { fail, ok, type Result } from "../session/result.ts";
+import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
 import type { AppEnv } from "./auth.ts";
 import { sendFailure } from "./errors.ts";
 
@@ -73,7 +73,7 @@ export const jsonBodyLimit = bodyLimit({
 export async function readJson<S extends z.ZodType>(
   c: Context<AppEnv>,
   schema: S | ((json: unknown) => S),
-): Promise<Result<z.infer<S>>> {
+): Promise<Result<z.infer<S>, Failure>> {
   const type = mediaType(c);
   if (type !== "application/json" && !type.endsWith("+json")) {
     return fail(
@@ -119,7 +119,10 @@ export function mediaType(c: Context): string {
  *
  * @example const query = readQuery(c, ListSessionsQuerySchema);
  */
-export function readQuery<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Result<z.infer<S>> {
+export function readQuery<S extends z.ZodType>(
+  c: Context<AppEnv>,
+  schema: S,
+): Result<z.infer<S>, Failure> {
   const parsed = schema.safeParse(c.req.query());
   return parsed.success
     ? ok(parsed.data)

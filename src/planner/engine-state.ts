@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { err, ok, type Result } from "../protocol/index.ts";
 import { EMPTY_SCHEDULE } from "./plan-mode/reminders.ts";
 
 /**
@@ -52,19 +53,12 @@ export const INITIAL_ENGINE_STATE: EngineState = {
  * not parse is an error (fail closed: the engine must not forget which waits it opened).
  *
  * @example
- * const loaded = parseEngineState(port.loadEngineState()); // { ok: true, state }
+ * const loaded = parseEngineState(port.loadEngineState()); // { ok: true, value: state }
  */
-export function parseEngineState(
-  stored: unknown,
-): { ok: true; state: EngineState } | { ok: false; message: string } {
-  if (stored === null || stored === undefined)
-    return { ok: true, state: structuredClone(INITIAL_ENGINE_STATE) };
+export function parseEngineState(stored: unknown): Result<EngineState, string> {
+  if (stored === null || stored === undefined) return ok(structuredClone(INITIAL_ENGINE_STATE));
   const parsed = EngineStateSchema.safeParse(stored);
   return parsed.success
-    ? { ok: true, state: parsed.data }
-    : {
-        ok: false,
-        message:
-          "The planning engine's saved state is damaged, so the session cannot continue safely.",
-      };
+    ? ok(parsed.data)
+    : err("The planning engine's saved state is damaged, so the session cannot continue safely.");
 }

@@ -25,9 +25,6 @@ import {
   turnSuccess,
 } from "./turns.ts";
 
-/** Model calls per turn when the session does not say otherwise. */
-export const DEFAULT_MAX_TURNS = 50;
-
 /** Seams for tests and benchmarks; the session passes none. */
 export interface StepOptions {
   /** Use this planner instead of the one the session names. */
@@ -65,11 +62,11 @@ export async function step(
 ): Promise<StepResult> {
   const loaded = parseEngineState(port.loadEngineState());
   if (!loaded.ok) {
-    if (!sessionOver(port.listEvents())) port.endSession("error_during_execution", loaded.message);
+    if (!sessionOver(port.listEvents())) port.endSession("error_during_execution", loaded.error);
     return IDLE;
   }
   if (sessionOver(port.listEvents())) return IDLE;
-  let state = writeOpening(port, loaded.state);
+  let state = writeOpening(port, loaded.value);
   let events = port.listEvents();
 
   // 1. Tool calls of the newest reply that have no result yet (first run, or after a crash).
@@ -110,7 +107,7 @@ export async function step(
 
   // 4. One model call.
   state = assignReminders(port, events, state);
-  const maxTurns = port.facts.maxTurns > 0 ? port.facts.maxTurns : DEFAULT_MAX_TURNS;
+  const maxTurns = port.facts.maxTurns;
   const calls = modelCallsSinceInput(events, state.openedWaits);
   if (calls >= maxTurns) {
     port.endSession(

@@ -1,3 +1,5 @@
+import { err, ok, type Result } from "../protocol/index.ts";
+
 /**
  * Workspace paths as the model spells them. Repository files are addressed relative to the
  * repository root (`src/app.ts`) or under `/repo` (`/repo/src/app.ts`); the plan file lives at
@@ -34,9 +36,8 @@ function hasInvisibleOrControl(text: string): boolean {
   return false;
 }
 
-export type RepoPath =
-  /** `path` is relative to the repository root, without a leading slash; "" is the root. */
-  { ok: true; path: string } | { ok: false; reason: string };
+/** A path relative to the repository root, without a leading slash ("" is the root), or why not. */
+export type RepoPath = Result<string, string>;
 
 /**
  * Parses a repository path the model wrote into the canonical relative form.
@@ -46,41 +47,37 @@ export type RepoPath =
  * any other absolute path. A trailing slash is accepted only when `dir` is set.
  *
  * @example
- * parseRepoPath("/repo/src/app.ts")  // { ok: true, path: "src/app.ts" }
- * parseRepoPath("src/../.env")       // { ok: false, reason: "…'..'…" }
- * parseRepoPath("/repo", { dir: true }) // { ok: true, path: "" }
+ * parseRepoPath("/repo/src/app.ts")  // { ok: true, value: "src/app.ts" }
+ * parseRepoPath("src/../.env")       // err("…'..'…")
+ * parseRepoPath("/repo", { dir: true }) // { ok: true, value: "" }
  */
 export function parseRepoPath(raw: string, opts: { dir?: boolean } = {}): RepoPath {
   const problem = spellingProblem(raw);
-  if (problem) return { ok: false, reason: problem };
+  if (problem) return err(problem);
 
   let rest = raw;
   if (rest === REPO_ROOT || rest === `${REPO_ROOT}/`) rest = "";
   else if (rest.startsWith(`${REPO_ROOT}/`)) rest = rest.slice(REPO_ROOT.length + 1);
   else if (rest.startsWith("/")) {
-    return {
-      ok: false,
-      reason: `"${raw}" is outside the repository: use a path relative to the repository root or under ${REPO_ROOT}/.`,
-    };
+    return err(
+      `"${raw}" is outside the repository: use a path relative to the repository root or under ${REPO_ROOT}/.`,
+    );
   } else if (rest === "." || rest === "./") rest = "";
   else if (rest.startsWith("./")) rest = rest.slice(2);
 
   if (rest.endsWith("/")) {
-    if (!opts.dir) return { ok: false, reason: `"${raw}" names a folder, not a file.` };
+    if (!opts.dir) return err(`"${raw}" names a folder, not a file.`);
     rest = rest.slice(0, -1);
   }
   if (rest === "") {
-    return opts.dir
-      ? { ok: true, path: "" }
-      : { ok: false, reason: `"${raw}" is the repository root, not a file.` };
+    return opts.dir ? ok("") : err(`"${raw}" is the repository root, not a file.`);
   }
   for (const segment of rest.split("/")) {
-    if (segment === "") return { ok: false, reason: `"${raw}" contains an empty path segment.` };
-    if (segment === "..")
-      return { ok: false, reason: `"${raw}" contains '..': paths may not leave their folder.` };
-    if (segment === ".") return { ok: false, reason: `"${raw}" contains a '.' segment.` };
+    if (segment === "") return err(`"${raw}" contains an empty path segment.`);
+    if (segment === "..") return err(`"${raw}" contains '..': paths may not leave their folder.`);
+    if (segment === ".") return err(`"${raw}" contains a '.' segment.`);
   }
-  return { ok: true, path: rest };
+  return ok(rest);
 }
 
 /** Why a path spelling is refused before any segment is looked at, or null when it is fine. */

@@ -99,14 +99,14 @@ function decideWrite(
     );
   }
   const parsed = parseRepoPath(filePath);
-  if (!parsed.ok) return deny(`${parsed.reason} Nothing was written.`);
-  const unsafe = unsafeRepoName(parsed.path);
+  if (!parsed.ok) return deny(`${parsed.error} Nothing was written.`);
+  const unsafe = unsafeRepoName(parsed.value);
   if (unsafe !== null) {
     return deny(
-      `${quotePath(parsed.path)} is not a name repository files may have: ${unsafe}. Nothing was written.`,
+      `${quotePath(parsed.value)} is not a name repository files may have: ${unsafe}. Nothing was written.`,
     );
   }
-  return { behavior: "allow", target: { kind: "repo", path: parsed.path } };
+  return { behavior: "allow", target: { kind: "repo", path: parsed.value } };
 }
 
 function deny(reason: string): PermissionDecision {

@@ -2,9 +2,11 @@
  * The wire protocol shared by the worker and the local client: one zod schema per shape in
  * CONTRACT.md, the types inferred from them, and the markers. Imports nothing of ours.
  */
+export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./markers.ts";
 export * from "./repo-names.ts";
 export * from "./requests.ts";
+export * from "./result.ts";
 export * from "./session.ts";
 export * from "./snapshot-rules.ts";

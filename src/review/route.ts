@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { SESSION_ID_PATTERN } from "../protocol/index.ts";
+import { type Failure, type Result, SESSION_ID_PATTERN } from "../protocol/index.ts";
 import { notFoundPage, unavailablePage } from "./error-page.ts";
 import { newNonce, reviewHeaders } from "./headers.ts";
 import { renderReviewPage, renderReviewRegions } from "./page.ts";
@@ -13,20 +13,15 @@ import type { ReviewData } from "./view.ts";
  * entry wires the loader to it.
  */
 
-/**
- * What loading a session for review answers. Structurally the session object's `Result`
- * (`{ ok: true, value }` or `{ ok: false, error: { status, code, message } }`).
- */
-export type ReviewLoadResult =
-  | { ok: true; value: ReviewData }
-  | { ok: false; error: { status: number; code: string; message: string } };
+/** What loading a session for review answers: the session object's own result. */
+export type ReviewLoadResult = Result<ReviewData, Failure>;
 
 /** Loads one session for the holder of `key`; an unknown session or a wrong key is a 404. */
 export interface ReviewLoader {
   loadReview(sessionId: string, key: string): Promise<ReviewLoadResult>;
 }
 
-/** Review keys are 32 random bytes in base64url (43 characters); anything else is not one. */
+/** Review keys are base64url; anything else cannot be one (the length bounds are generous). */
 const REVIEW_KEY_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
 
 /**

@@ -1,15 +1,18 @@
 import { planDecisionResult } from "../planner/decisions.ts";
 import {
   type Decision,
+  fail,
   MAX_APPROVABLE_PLAN_CHARS,
   type Outcome,
+  ok,
+  type Refusal,
   TERMINAL_POLL_WINDOW_MS,
 } from "../protocol/index.ts";
 import { appendEvents } from "./event-log.ts";
 import { archiveSession, requestStep } from "./lifecycle.ts";
 import { readPlan, writePlan } from "./plan-file.ts";
 import { canExecuteRemotely } from "./planners.ts";
-import { fail, ok, type Refusal, type Result } from "./result.ts";
+import type { SessionResult } from "./result.ts";
 import { hasEnded, type SessionRow, updateRow } from "./session-row.ts";
 import { closeWait, pendingWait } from "./waits.ts";
 
@@ -40,7 +43,7 @@ export function decide(
   row: SessionRow,
   body: Decision,
   ctx: DecisionContext,
-): Result<Decision["decision"]> {
+): SessionResult<Decision["decision"]> {
   const id = body.tool_use_id;
   const earlier = sql
     .exec<{ decision: string }>("SELECT decision FROM decisions WHERE tool_use_id = ?", id)

@@ -1,8 +1,9 @@
 import { answersResult } from "../planner/decisions.ts";
 import type { Message } from "../protocol/index.ts";
+import { fail, ok } from "../protocol/index.ts";
 import { appendEvents } from "./event-log.ts";
 import { requestStep } from "./lifecycle.ts";
-import { fail, ok, type Result } from "./result.ts";
+import type { SessionResult } from "./result.ts";
 import { hasEnded, type SessionRow, updateRow } from "./session-row.ts";
 import {
   closeWait,
@@ -28,7 +29,7 @@ export function postMessage(
   row: SessionRow,
   body: Message,
   nowMs: number,
-): Result<"answered" | "partial" | "queued"> {
+): SessionResult<"answered" | "partial" | "queued"> {
   if (hasEnded(row)) {
     return fail(409, "session_ended", "This session has ended; start a new session to continue.");
   }

@@ -1,45 +1,37 @@
 import type { SessionFacts } from "../planner/port.ts";
 import type { PlannerName } from "../protocol/index.ts";
-import { fail, ok, type Refusal, type Result } from "./result.ts";
+import { fail, ok, type Refusal } from "../protocol/index.ts";
+import type { SessionResult } from "./result.ts";
 
 /**
- * Which planner a new session gets (CONTRACT "Worker configuration"; DESIGN.md "Planners").
+ * Which planner a new session gets (docs/PROTOCOL.md "Worker configuration"; DESIGN.md "Planners").
  * Pure: reads only the configuration it is handed.
  */
 
 export type ResolvedPlanner = SessionFacts["planner"];
 
-/** The configuration the choice depends on (a subset of the worker's Env). */
+/** What the choice depends on: the parsed settings (src/config.ts) and which providers exist. */
 export interface PlannerConfig {
-  PLANPORT_PLANNER?: string;
-  PLANPORT_ALLOW_SCRIPTED?: string;
+  /** PLANPORT_PLANNER, already validated. */
+  configured: PlannerName;
+  allowScripted: boolean;
   ANTHROPIC_API_KEY?: string;
   OPENAI_BASE_URL?: string;
   AI?: unknown;
 }
-
-const CONFIGURABLE = ["auto", "offline", "anthropic", "openai", "workers-ai", "scripted"];
 
 /**
  * Resolves the requested planner (or the server default) to one that can run here.
  * `auto` picks anthropic if its key is set, else openai if its base URL is set, else
  * workers-ai if the binding exists, else offline.
  *
- * @example resolvePlanner(undefined, { PLANPORT_PLANNER: "auto" }) // { ok: true, value: "offline" }
+ * @example resolvePlanner(undefined, { configured: "auto", allowScripted: false }) // { ok: true, value: "offline" }
  */
 export function resolvePlanner(
   requested: PlannerName | undefined,
   config: PlannerConfig,
-): Result<ResolvedPlanner> {
-  const configured = config.PLANPORT_PLANNER?.trim() || "auto";
-  if (requested === undefined && !CONFIGURABLE.includes(configured)) {
-    return fail(
-      400,
-      "planner_unavailable",
-      `The server's PLANPORT_PLANNER is "${configured}", which is not a planner; set it to one of ${CONFIGURABLE.join(", ")}.`,
-    );
-  }
-  const name = requested ?? (configured as PlannerName);
+): SessionResult<ResolvedPlanner> {
+  const name = requested ?? config.configured;
   switch (name) {
     case "auto":
       if (config.ANTHROPIC_API_KEY) return ok("anthropic");
@@ -61,7 +53,7 @@ export function resolvePlanner(
         ? ok("workers-ai")
         : unavailable("workers-ai", "deploy the worker with an AI binding");
     case "scripted":
-      return config.PLANPORT_ALLOW_SCRIPTED === "true"
+      return config.allowScripted
         ? ok("scripted")
         : unavailable("scripted", "it is only enabled where PLANPORT_ALLOW_SCRIPTED=true (tests)");
   }

@@ -6,21 +6,6 @@ import type { SessionRow } from "./session-row.ts";
  * of an ended session. The object stores each due time; the alarm is set to the earliest.
  */
 
-const MS_PER_DAY = 86_400_000;
-export const DEFAULT_RETENTION_DAYS = 7;
-
-/**
- * How long an archived or ended session is kept, from `PLANPORT_RETENTION_DAYS` (fractional
- * days allowed; anything that is not a non-negative number falls back to the default).
- *
- * @example retentionMs("0.5") // 43_200_000
- */
-export function retentionMs(days: string | undefined): number {
-  const parsed = days === undefined || days.trim() === "" ? Number.NaN : Number(days);
-  const valid = Number.isFinite(parsed) && parsed >= 0 ? parsed : DEFAULT_RETENTION_DAYS;
-  return Math.round(valid * MS_PER_DAY);
-}
-
 /**
  * When the alarm should next fire, or null when nothing is due ever.
  *

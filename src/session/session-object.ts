@@ -1,8 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
+import { configOf } from "../config.ts";
 import type { Env } from "../env.ts";
 import { step } from "../planner/loop.ts";
 import type { SessionPort, SnapshotFiles, StepResult } from "../planner/port.ts";
 import type { Decision, Event, FeedPage, Message, PlanFile, Session } from "../protocol/index.ts";
+import { ok } from "../protocol/index.ts";
 import { openSnapshot } from "../snapshot/index.ts";
 import { decide } from "./decide.ts";
 import { feedPage, listEvents } from "./event-log.ts";
@@ -14,8 +16,8 @@ import { type NewSession, writeNewSession } from "./new-session.ts";
 import { listOverlay, readOverlay } from "./overlay.ts";
 import { readPlan } from "./plan-file.ts";
 import { NO_SNAPSHOT, SessionPortAdapter } from "./port-adapter.ts";
-import { type Access, NOT_FOUND, ok, type Result } from "./result.ts";
-import { nextAlarmAt, retentionMs } from "./retention.ts";
+import { type Access, NOT_FOUND, type SessionResult } from "./result.ts";
+import { nextAlarmAt } from "./retention.ts";
 import { hasSchema, migrate } from "./schema.ts";
 import { hasEnded, readRow, type SessionRow, updateRow } from "./session-row.ts";
 import { sessionView } from "./session-view.ts";
@@ -80,7 +82,7 @@ export class SessionObject extends DurableObject<Env> {
    * Creates the session: its row and the `system/init` event, and (unless `autostart` is
    * false) schedules the first loop step.
    */
-  create(input: NewSession): Result<Session> {
+  create(input: NewSession): SessionResult<Session> {
     this.ctx.storage.transactionSync(() => {
       migrate(this.sql);
       writeNewSession(this.sql, input, this.clock());
@@ -91,7 +93,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   /** The session as the API shows it. */
-  get(access: Access, origin: string): Result<Session> {
+  get(access: Access, origin: string): SessionResult<Session> {
     if (this.authorized(access) === null) return NOT_FOUND;
     return this.view(origin);
   }
@@ -100,7 +102,7 @@ export class SessionObject extends DurableObject<Env> {
    * A page of the event feed. A poll by the owner (a bearer token, i.e. a terminal) is
    * recorded: teleport is offered only while a terminal is polling.
    */
-  events(access: Access, afterSeq: number, limit: number): Result<FeedPage> {
+  events(access: Access, afterSeq: number, limit: number): SessionResult<FeedPage> {
     // The hot path of every terminal poll: the access check uses the cached identity, so a
     // poll is one indexed range read (plus at most one small write a second).
     const identity = this.allowed(access);
@@ -116,7 +118,7 @@ export class SessionObject extends DurableObject<Env> {
   review(
     access: Access,
     origin = "",
-  ): Result<{ session: Session; plan: PlanFile | null; events: Event[] }> {
+  ): SessionResult<{ session: Session; plan: PlanFile | null; events: Event[] }> {
     const row = this.authorized(access);
     if (row === null) return NOT_FOUND;
     const session = this.view(origin);
@@ -129,7 +131,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   /** The plan file (revision 0 and empty content before the planner wrote one). */
-  plan(access: Access): Result<PlanFile> {
+  plan(access: Access): SessionResult<PlanFile> {
     const row = this.authorized(access);
     if (row === null) return NOT_FOUND;
     return ok(
@@ -143,7 +145,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   /** The workspace overlay as a unified diff against the snapshot; empty when nothing changed. */
-  async changes(access: Access): Promise<Result<string>> {
+  async changes(access: Access): Promise<SessionResult<string>> {
     const row = this.authorized(access);
     if (row === null) return NOT_FOUND;
     const overlay = listOverlay(this.sql).map((path) => ({
@@ -166,7 +168,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   /** An answer to the open question, or free text (DESIGN.md "Messages"). */
-  message(access: Access, body: Message, origin: string): Result<Session> {
+  message(access: Access, body: Message, origin: string): SessionResult<Session> {
     const row = this.authorized(access);
     if (row === null) return NOT_FOUND;
     const result = this.ctx.storage.transactionSync(() =>
@@ -181,7 +183,7 @@ export class SessionObject extends DurableObject<Env> {
    * Decides the pending ExitPlanMode. No `await` from the check to the insert: concurrent
    * decisions serialise in this object, and all but the first get 409.
    */
-  decide(access: Access, body: Decision, origin: string): Result<Session> {
+  decide(access: Access, body: Decision, origin: string): SessionResult<Session> {
     const row = this.authorized(access);
     if (row === null) return NOT_FOUND;
     const result = this.ctx.storage.transactionSync(() =>
@@ -197,7 +199,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   /** Stops the session for good; idempotent (one `result/archived` event, ever). */
-  archive(access: Access, origin: string): Result<Session> {
+  archive(access: Access, origin: string): SessionResult<Session> {
     const row = this.authorized(access);
     if (row === null) return NOT_FOUND;
     this.ctx.storage.transactionSync(() =>
@@ -291,7 +293,7 @@ export class SessionObject extends DurableObject<Env> {
     }
   }
 
-  private view(origin: string): Result<Session> {
+  private view(origin: string): SessionResult<Session> {
     const row = readRow(this.sql);
     if (row === null) return NOT_FOUND;
     const polled = latest(this.terminalPolledAt, row.terminal_polled_at);
@@ -305,7 +307,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   private retentionMs(): number {
-    return retentionMs(this.env.PLANPORT_RETENTION_DAYS);
+    return configOf(this.env).retentionMs;
   }
 
   private scheduleAlarm(): void {

@@ -1,9 +1,11 @@
+import { configOf } from "../config.ts";
 import type { Env } from "../env.ts";
 import type { CreateSession, Session, SessionList } from "../protocol/index.ts";
+import { fail, ok } from "../protocol/index.ts";
 import { snapshotExists } from "../snapshot/index.ts";
 import { newReviewKey, newSessionId } from "./ids.ts";
 import { resolvePlanner } from "./planners.ts";
-import { fail, ok, type Result } from "./result.ts";
+import type { SessionResult } from "./result.ts";
 import type { SessionObject } from "./session-object.ts";
 
 /**
@@ -12,7 +14,6 @@ import type { SessionObject } from "./session-object.ts";
  * session is an RPC method of its {@link import("./session-object.ts").SessionObject}.
  */
 
-const DEFAULT_MAX_TURNS = 50;
 const TITLE_MAX_CHARS = 80;
 /** The script is stored in one SQLite value, which a Durable Object caps at 2 MB. */
 const MAX_SCRIPT_JSON_CHARS = 1_500_000;
@@ -71,8 +72,13 @@ export async function createSession(
   body: CreateSession,
   origin: string,
   opts: CreateOptions = {},
-): Promise<Result<Session>> {
-  const planner = resolvePlanner(body.planner, env);
+): Promise<SessionResult<Session>> {
+  const config = configOf(env);
+  const planner = resolvePlanner(body.planner, {
+    ...env,
+    configured: config.planner,
+    allowScripted: config.allowScripted,
+  });
   if (!planner.ok) return planner;
   if (planner.value === "scripted" && (body.script === undefined || body.script.length === 0)) {
     return fail(
@@ -126,7 +132,7 @@ export async function createSession(
     instructions: body.instructions ?? null,
     script: body.script ?? null,
     snapshotId,
-    maxTurns: positiveInt(env.PLANPORT_MAX_TURNS) ?? DEFAULT_MAX_TURNS,
+    maxTurns: config.maxTurns,
     origin,
     autostart: opts.autostart ?? true,
   });
@@ -143,7 +149,7 @@ export async function listSessions(
   owner: string,
   query: { limit: number; before?: string },
   origin: string,
-): Promise<Result<SessionList>> {
+): Promise<SessionResult<SessionList>> {
   const page = await ownerIndexStub(env, owner).list(query.limit, query.before);
   const access = { kind: "owner", owner } as const;
   const sessions = await Promise.all(
@@ -173,9 +179,4 @@ function titleFrom(prompt: string): string {
   return firstLine.length <= TITLE_MAX_CHARS
     ? firstLine
     : `${firstLine.slice(0, TITLE_MAX_CHARS - 1)}…`;
-}
-
-function positiveInt(text: string | undefined): number | null {
-  const n = Number(text);
-  return Number.isInteger(n) && n > 0 ? n : null;
 }

@@ -1,7 +1,5 @@
 import type { SnapshotFiles } from "../planner/port.ts";
-import type { SnapshotReceipt } from "../protocol/index.ts";
-import type { IngestError } from "./errors.ts";
-import { ingest } from "./ingest.ts";
+import { type IngestResult, ingest } from "./ingest.ts";
 import { indexKey, isSnapshotId, snapshotPrefix } from "./layout.ts";
 import { openSnapshotReader } from "./reader.ts";
 
@@ -34,13 +32,13 @@ export type { IngestError } from "./errors.ts";
  * @example
  * const result = await ingestSnapshot(env.SNAPSHOTS, owner, request.body);
  * if (!result.ok) return c.json({ error: result.error }, result.error.status);
- * return c.json(result.receipt, 201);
+ * return c.json(result.value, 201);
  */
 export async function ingestSnapshot(
   bucket: R2Bucket,
   owner: string,
   body: ReadableStream<Uint8Array>,
-): Promise<{ ok: true; receipt: SnapshotReceipt } | { ok: false; error: IngestError }> {
+): Promise<IngestResult> {
   return ingest(bucket, owner, body);
 }
 

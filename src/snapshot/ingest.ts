@@ -1,6 +1,9 @@
 import { createTarDecoder, type ParsedTarEntry } from "modern-tar";
 import {
+  err,
   isTextContent,
+  ok,
+  type Result,
   type SkippedEntry,
   SNAPSHOT_MAX_COMPRESSED_BYTES,
   SNAPSHOT_MAX_FILE_BYTES,
@@ -31,9 +34,7 @@ import {
 } from "./layout.ts";
 import { PackWriter } from "./packs.ts";
 
-export type IngestResult =
-  | { ok: true; receipt: SnapshotReceipt }
-  | { ok: false; error: IngestError };
+export type IngestResult = Result<SnapshotReceipt, IngestError>;
 
 /**
  * Stores an uploaded tar.gz as a snapshot of `owner` (see `index.ts` for the contract).
@@ -54,14 +55,14 @@ export async function ingest(
     const id = await sha256Hex(compressed);
     const prefix = snapshotPrefix(owner, id);
     const stored = await loadIndex(bucket, prefix);
-    if (stored !== null) return { ok: true, receipt: receiptOf(stored) };
+    if (stored !== null) return ok(receiptOf(stored));
     const packs = new PackWriter(bucket, prefix);
     try {
       const index = await unpack(id, compressed, packs);
       await bucket.put(indexKey(prefix), JSON.stringify(index), {
         httpMetadata: { contentType: "application/json" },
       });
-      return { ok: true, receipt: receiptOf(index) };
+      return ok(receiptOf(index));
     } catch (error) {
       // A refused archive is refused the same way every time, so nothing written for it can
       // be shared with a successful upload: remove the partial packs.
@@ -70,7 +71,7 @@ export async function ingest(
       throw error;
     }
   } catch (error) {
-    if (error instanceof IngestFailure) return { ok: false, error: error.error };
+    if (error instanceof IngestFailure) return err(error.error);
     throw error;
   }
 }

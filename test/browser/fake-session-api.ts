@@ -10,6 +10,7 @@ import {
   TERMINAL_POLL_WINDOW_MS,
 } from "../../src/protocol/index.ts";
 import { reviewRoutes } from "../../src/review/route.ts";
+import { NOT_FOUND } from "../../src/session/result.ts";
 import { fixtureEvent } from "../worker/review-fixtures.ts";
 
 /**
@@ -113,7 +114,7 @@ export class FakeSessionApi {
     const api = new Hono();
     api.use("*", async (c, next) => {
       if (c.req.header("X-Review-Key") !== this.key || c.req.param("id") !== this.session.id) {
-        return c.json(notFound().error.body, 404);
+        return c.json(NOT_FOUND_BODY, 404);
       }
       await next();
     });
@@ -130,7 +131,7 @@ export class FakeSessionApi {
         last_id: data.at(-1)?.id ?? null,
       });
     });
-    api.get("/plan", (c) => (this.plan ? c.json(this.plan) : c.json(notFound().error.body, 404)));
+    api.get("/plan", (c) => (this.plan ? c.json(this.plan) : c.json(NOT_FOUND_BODY, 404)));
     api.get("/changes", (c) => c.body(this.changes, 200, { "Content-Type": "text/x-diff" }));
     api.post("/messages", async (c) =>
       this.post(c.req.path, await c.req.json(), (b) => this.message(b)),
@@ -277,15 +278,6 @@ function error(status: number, code: string, message: string): Answer {
   return { status, body: { error: { code, message } } };
 }
 
-function notFound() {
-  const message = "No session with this id is visible to you.";
-  return {
-    ok: false as const,
-    error: {
-      status: 404,
-      code: "not_found",
-      message,
-      body: { error: { code: "not_found", message } },
-    },
-  };
-}
+/** The session object's one answer for an unknown session or a wrong key. */
+const notFound = () => NOT_FOUND;
+const NOT_FOUND_BODY = { error: { code: NOT_FOUND.error.code, message: NOT_FOUND.error.message } };

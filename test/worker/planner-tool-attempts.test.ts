@@ -85,7 +85,7 @@ describe("a tool call interrupted again and again", () => {
     };
     expect(parseEngineState(saved)).toEqual({
       ok: true,
-      state: { ...saved, toolAttempts: {} },
+      value: { ...saved, toolAttempts: {} },
     });
   });
 });

@@ -149,6 +149,6 @@ describe("AskUserQuestion", () => {
   ])("refuses %s", (_name, input, message) => {
     const checked = checkQuestions(input);
     expect(checked.ok).toBe(false);
-    if (!checked.ok) expect(checked.message).toContain(message);
+    if (!checked.ok) expect(checked.error).toContain(message);
   });
 });

@@ -2,13 +2,13 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
+import { configOf, DEFAULT_RETENTION_DAYS, readConfig } from "../../src/config.ts";
 import type { SnapshotReceipt } from "../../src/protocol/index.ts";
-import { DEFAULT_RETENTION_DAYS, retentionMs } from "../../src/session/retention.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import { tarGz } from "../support/tarballs.ts";
 import { ALICE, api, createDrivenSession, sessionObject } from "../support/worker/sessions.ts";
 
-const RETENTION_MS = retentionMs(env.PLANPORT_RETENTION_DAYS);
+const RETENTION_MS = configOf(env).retentionMs;
 const DAY_MS = 86_400_000;
 
 /** Moves the session object's clock `ms` ahead and runs its alarm (the purge, when due). */
@@ -31,12 +31,17 @@ async function snapshotStatus(id: string): Promise<number> {
 }
 
 describe("retention", () => {
-  it("reads PLANPORT_RETENTION_DAYS, fractional days included, defaulting to 7", () => {
-    expect(retentionMs(undefined)).toBe(DEFAULT_RETENTION_DAYS * DAY_MS);
-    expect(retentionMs("0.5")).toBe(DAY_MS / 2);
-    expect(retentionMs("0")).toBe(0);
-    for (const bad of ["", "-1", "soon", "NaN", "Infinity"])
-      expect(retentionMs(bad)).toBe(7 * DAY_MS);
+  it("reads PLANPORT_RETENTION_DAYS, fractional days included, defaulting to 7; refuses nonsense", () => {
+    const retention = (days: string | undefined) => {
+      const config = readConfig({ PLANPORT_RETENTION_DAYS: days });
+      return config.ok ? config.value.retentionMs : config.error;
+    };
+    expect(retention(undefined)).toBe(DEFAULT_RETENTION_DAYS * DAY_MS);
+    expect(retention("")).toBe(DEFAULT_RETENTION_DAYS * DAY_MS);
+    expect(retention("0.5")).toBe(DAY_MS / 2);
+    expect(retention("0")).toBe(0);
+    for (const bad of ["-1", "soon", "NaN", "Infinity"])
+      expect(retention(bad)).toContain(`PLANPORT_RETENTION_DAYS is "${bad}"`);
   });
 
   it("keeps an archived session until the retention time, then deletes it everywhere", async () => {

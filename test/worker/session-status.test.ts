@@ -90,48 +90,49 @@ describe("identifiers", () => {
 });
 
 describe("planner choice", () => {
+  const auto = { configured: "auto", allowScripted: false } as const;
+
   it("auto picks anthropic, then openai, then workers-ai, then offline", () => {
     expect(
-      resolvePlanner(undefined, { ANTHROPIC_API_KEY: "k", OPENAI_BASE_URL: "u", AI: {} }),
+      resolvePlanner(undefined, { ...auto, ANTHROPIC_API_KEY: "k", OPENAI_BASE_URL: "u", AI: {} }),
     ).toEqual({ ok: true, value: "anthropic" });
-    expect(resolvePlanner("auto", { OPENAI_BASE_URL: "u", AI: {} })).toEqual({
+    expect(resolvePlanner("auto", { ...auto, OPENAI_BASE_URL: "u", AI: {} })).toEqual({
       ok: true,
       value: "openai",
     });
-    expect(resolvePlanner(undefined, { PLANPORT_PLANNER: "auto", AI: {} })).toEqual({
+    expect(resolvePlanner(undefined, { ...auto, AI: {} })).toEqual({
       ok: true,
       value: "workers-ai",
     });
-    expect(resolvePlanner(undefined, {})).toEqual({ ok: true, value: "offline" });
+    expect(resolvePlanner(undefined, auto)).toEqual({ ok: true, value: "offline" });
   });
 
   it("a server default names the planner when the request does not", () => {
-    expect(
-      resolvePlanner(undefined, { PLANPORT_PLANNER: "offline", ANTHROPIC_API_KEY: "k" }),
-    ).toEqual({ ok: true, value: "offline" });
-    expect(
-      resolvePlanner("anthropic", { PLANPORT_PLANNER: "offline", ANTHROPIC_API_KEY: "k" }),
-    ).toEqual({ ok: true, value: "anthropic" });
+    const offline = {
+      configured: "offline",
+      allowScripted: false,
+      ANTHROPIC_API_KEY: "k",
+    } as const;
+    expect(resolvePlanner(undefined, offline)).toEqual({ ok: true, value: "offline" });
+    expect(resolvePlanner("anthropic", offline)).toEqual({ ok: true, value: "anthropic" });
   });
 
-  it("an unavailable or misconfigured planner is planner_unavailable with a way out", () => {
+  it("an unavailable planner is planner_unavailable with a way out", () => {
     const cases: [PlannerName, Record<string, string>][] = [
       ["anthropic", {}],
       ["openai", { OPENAI_API_KEY: "a key but no base URL" }],
       ["workers-ai", {}],
-      ["scripted", { PLANPORT_ALLOW_SCRIPTED: "false" }],
+      ["scripted", {}],
     ];
-    for (const [name, config] of cases) {
-      const result = resolvePlanner(name, config);
+    for (const [name, vars] of cases) {
+      const result = resolvePlanner(name, { ...auto, ...vars });
       expect(result.ok).toBe(false);
       if (!result.ok) {
         expect(result.error.code).toBe("planner_unavailable");
         expect(result.error.message).toContain(name);
       }
     }
-    const misconfigured = resolvePlanner(undefined, { PLANPORT_PLANNER: "gpt" });
-    expect(!misconfigured.ok && misconfigured.error.message).toContain("PLANPORT_PLANNER");
-    expect(resolvePlanner("scripted", { PLANPORT_ALLOW_SCRIPTED: "true" })).toEqual({
+    expect(resolvePlanner("scripted", { ...auto, allowScripted: true })).toEqual({
       ok: true,
       value: "scripted",
     });

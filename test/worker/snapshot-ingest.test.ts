@@ -24,7 +24,7 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 async function ingestOk(owner: string, body: Uint8Array) {
   const result = await ingestSnapshot(bucket, owner, bodyOf(body));
   if (!result.ok) throw new Error(`ingest refused: ${JSON.stringify(result.error)}`);
-  return result.receipt;
+  return result.value;
 }
 
 async function keysUnder(prefix: string): Promise<string[]> {

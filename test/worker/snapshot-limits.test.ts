@@ -30,7 +30,7 @@ function newOwner(): string {
 
 async function refusal(owner: string, body: ReadableStream<Uint8Array>) {
   const result = await ingestSnapshot(bucket, owner, body);
-  if (result.ok) throw new Error(`expected a refusal, got ${JSON.stringify(result.receipt)}`);
+  if (result.ok) throw new Error(`expected a refusal, got ${JSON.stringify(result.value)}`);
   return result.error;
 }
 
@@ -128,7 +128,7 @@ describe("snapshot limits: each answers 413 naming the limit", () => {
       owner,
       bodyOf(await manyFilesTarGz(SNAPSHOT_MAX_FILES)),
     );
-    expect(atLimit.ok && atLimit.receipt.files).toBe(SNAPSHOT_MAX_FILES);
+    expect(atLimit.ok && atLimit.value.files).toBe(SNAPSHOT_MAX_FILES);
 
     const overOwner = newOwner();
     const error = await refusal(overOwner, bodyOf(await manyFilesTarGz(SNAPSHOT_MAX_FILES + 1)));
@@ -157,7 +157,7 @@ describe("snapshot limits: each answers 413 naming the limit", () => {
       newOwner(),
       bodyOf(await tarGz([...folders, { name: "a.ts", body: "1\n" }])),
     );
-    expect(result.ok && result.receipt.files).toBe(1);
+    expect(result.ok && result.value.files).toBe(1);
   }, 60_000);
 });
 

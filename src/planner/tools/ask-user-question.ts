@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { err, ok as okResult, type Result } from "../../protocol/index.ts";
 import {
   describeInvalidInput,
   fail,
@@ -87,8 +88,8 @@ export const askUserQuestionTool: Tool = {
   },
   async run(input: unknown, _ctx: ToolContext): Promise<ToolOutcome> {
     const checked = checkQuestions(input);
-    if (!checked.ok) return fail(checked.message);
-    return { kind: "wait", wait: { kind: "question", input: checked.input } };
+    if (!checked.ok) return fail(checked.error);
+    return { kind: "wait", wait: { kind: "question", input: checked.value } };
   },
 };
 
@@ -97,29 +98,24 @@ export const askUserQuestionTool: Tool = {
  *
  * @example
  * checkQuestions({ questions: [{ question: "Which DB?", header: "DB", options: [{ label: "Postgres" }] }] })
- * // { ok: false, message: "…the user never saw…" }
+ * // err("…the user never saw…")
  */
-export function checkQuestions(
-  input: unknown,
-): { ok: true; input: AskUserQuestionInput } | { ok: false; message: string } {
+export function checkQuestions(input: unknown): Result<AskUserQuestionInput, string> {
   const lenient = LenientInput.safeParse(input);
-  if (!lenient.success)
-    return { ok: false, message: describeInvalidInput("AskUserQuestion", lenient.error) };
+  if (!lenient.success) return err(describeInvalidInput("AskUserQuestion", lenient.error));
   const { questions } = lenient.data;
   if (questions.length < 1 || questions.length > MAX_QUESTIONS) {
-    return {
-      ok: false,
-      message: `Ask between 1 and ${MAX_QUESTIONS} questions at a time (you sent ${questions.length}).`,
-    };
+    return err(
+      `Ask between 1 and ${MAX_QUESTIONS} questions at a time (you sent ${questions.length}).`,
+    );
   }
 
   const single = questions.filter((q) => q.options.length < MIN_OPTIONS);
   if (single.length > 0) {
     const list = single.map((q) => `"${q.question.trim()}"`).join(", ");
-    return {
-      ok: false,
-      message: `The user never saw your question(s): ${list} had fewer than ${MIN_OPTIONS} options, and a single option is not a decision. Do not invent a filler option. State the single approach you will take (in the plan and in your reply) and carry on; ask any other question again on its own if you still need it.`,
-    };
+    return err(
+      `The user never saw your question(s): ${list} had fewer than ${MIN_OPTIONS} options, and a single option is not a decision. Do not invent a filler option. State the single approach you will take (in the plan and in your reply) and carry on; ask any other question again on its own if you still need it.`,
+    );
   }
 
   const problems: string[] = [];
@@ -154,14 +150,12 @@ export function checkQuestions(
     }
   }
   if (problems.length > 0) {
-    return {
-      ok: false,
-      message: `The questions were not shown to the user:\n${problems.map((p) => `- ${p}`).join("\n")}`,
-    };
+    return err(
+      `The questions were not shown to the user:\n${problems.map((p) => `- ${p}`).join("\n")}`,
+    );
   }
 
   const strict = AskUserQuestionInput.safeParse(input);
-  if (!strict.success)
-    return { ok: false, message: describeInvalidInput("AskUserQuestion", strict.error) };
-  return { ok: true, input: strict.data };
+  if (!strict.success) return err(describeInvalidInput("AskUserQuestion", strict.error));
+  return okResult(strict.data);
 }

@@ -1,5 +1,5 @@
 import { RE2JS } from "re2js";
-import type { Checked } from "./types.ts";
+import { err, ok, type Result } from "../../protocol/index.ts";
 
 /**
  * Glob patterns the model writes (Glob's `pattern`, Grep's `glob`), translated to an RE2
@@ -29,23 +29,21 @@ const EXTGLOB = /[@!+*?]\(/;
  *
  * @example
  * globToRegExpSource("*.{ts,tsx}") // { ok: true, value: "^[^/]*\\.(?:ts|tsx)$" }
- * globToRegExpSource("!(a)")               // { ok: false, reason: "…extglob…" }
+ * globToRegExpSource("!(a)")               // err("…extglob…")
  */
-export function globToRegExpSource(glob: string): Checked<string> {
+export function globToRegExpSource(glob: string): Result<string, string> {
   const extglob = firstExtglob(glob);
   if (extglob !== null) {
-    return {
-      ok: false,
-      reason: `The glob "${clip(glob)}" uses the extglob "${extglob}", which is not supported: write alternatives as {a,b}. Supported: ${GLOB_SYNTAX}.`,
-    };
+    return err(
+      `The glob "${clip(glob)}" uses the extglob "${extglob}", which is not supported: write alternatives as {a,b}. Supported: ${GLOB_SYNTAX}.`,
+    );
   }
   if (glob.startsWith("!")) {
-    return {
-      ok: false,
-      reason: `The glob "${clip(glob)}" starts with "!": negated globs are not supported. Supported: ${GLOB_SYNTAX}.`,
-    };
+    return err(
+      `The glob "${clip(glob)}" starts with "!": negated globs are not supported. Supported: ${GLOB_SYNTAX}.`,
+    );
   }
-  return { ok: true, value: `^${new GlobTranslator(glob).translate()}$` };
+  return ok(`^${new GlobTranslator(glob).translate()}$`);
 }
 
 /**
@@ -55,7 +53,7 @@ export function globToRegExpSource(glob: string): Checked<string> {
  * const glob = compileGlob("**\/*.test.ts");
  * glob.ok && glob.value("test/a.test.ts") // true
  */
-export function compileGlob(glob: string): Checked<(path: string) => boolean> {
+export function compileGlob(glob: string): Result<(path: string) => boolean, string> {
   const source = globToRegExpSource(glob);
   if (!source.ok) return source;
   let re: RE2JS;
@@ -64,12 +62,9 @@ export function compileGlob(glob: string): Checked<(path: string) => boolean> {
   } catch (error) {
     // The translator escapes everything it does not interpret, so this means a pattern too
     // large for the engine (RE2's own limit), not bad syntax.
-    return {
-      ok: false,
-      reason: `The glob "${clip(glob)}" could not be compiled: ${(error as Error).message}.`,
-    };
+    return err(`The glob "${clip(glob)}" could not be compiled: ${(error as Error).message}.`);
   }
-  return { ok: true, value: (path) => re.test(path) };
+  return ok((path: string) => re.test(path));
 }
 
 /** The first extglob opener outside brackets and escapes, or null. */

@@ -52,8 +52,8 @@ export const globTool: Tool = {
     if (!parsed.success) return fail(describeInvalidInput("Glob", parsed.error));
     const dir = parseRepoPath(parsed.data.path ?? "", { dir: true });
     if (parsed.data.path !== undefined && parsed.data.path !== "" && !dir.ok)
-      return fail(dir.reason);
-    const base = dir.ok ? dir.path : "";
+      return fail(dir.error);
+    const base = dir.ok ? dir.value : "";
     if (!(await ctx.workspace.isDirectory(base)))
       return fail(`No such folder: ${REPO_ROOT}/${base}`);
 
@@ -65,7 +65,7 @@ export const globTool: Tool = {
       );
     }
     const glob = compileGlob(pattern);
-    if (!glob.ok) return fail(glob.reason);
+    if (!glob.ok) return fail(glob.error);
     const isMatch = glob.value;
     const prefix = base === "" ? "" : `${base}/`;
     const budget = new ScanBudget(ctx.scanBudgetMs);

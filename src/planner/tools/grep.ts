@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { err, ok as okResult, type Result } from "../../protocol/index.ts";
 import { displayRepoPath, parseRepoPath } from "../paths.ts";
 import { compileGlob, GLOB_SYNTAX } from "./glob-pattern.ts";
 import { compileLinePattern, GREP_SYNTAX, type LinePattern } from "./line-pattern.ts";
@@ -87,45 +88,40 @@ export const grepTool: Tool = {
     const args = parsed.data;
 
     const pattern = compileLinePattern(args.pattern, { ignoreCase: args["-i"] ?? false });
-    if (!pattern.ok) return fail(pattern.reason);
+    if (!pattern.ok) return fail(pattern.error);
     const scope = await resolveScope(args, ctx);
-    if (!scope.ok) return fail(scope.reason);
+    if (!scope.ok) return fail(scope.error);
     const budget = new ScanBudget(ctx.scanBudgetMs);
-    return ok(await search(ctx, pattern.value, args, scope.accept, budget));
+    return ok(await search(ctx, pattern.value, args, scope.value, budget));
   },
 };
 
 async function resolveScope(
   args: GrepArgs,
   ctx: ToolContext,
-): Promise<{ ok: true; accept: (path: string) => boolean } | { ok: false; reason: string }> {
+): Promise<Result<(path: string) => boolean, string>> {
   let base = "";
   let singleFile: string | null = null;
   if (args.path !== undefined && args.path !== "") {
     const parsed = parseRepoPath(args.path, { dir: true });
     if (!parsed.ok) return parsed;
     const files = await ctx.workspace.listRepoFiles();
-    if (files.includes(parsed.path)) singleFile = parsed.path;
-    else if (await ctx.workspace.isDirectory(parsed.path)) base = parsed.path;
-    else return { ok: false, reason: `No such file or folder: ${displayRepoPath(parsed.path)}` };
+    if (files.includes(parsed.value)) singleFile = parsed.value;
+    else if (await ctx.workspace.isDirectory(parsed.value)) base = parsed.value;
+    else return err(`No such file or folder: ${displayRepoPath(parsed.value)}`);
   }
   const glob = args.glob ? compileGlob(args.glob) : null;
-  if (glob !== null && !glob.ok) return { ok: false, reason: glob.reason };
+  if (glob !== null && !glob.ok) return glob;
   const globMatch = glob?.value ?? null;
   const globOnPath = args.glob?.includes("/") ?? false;
   const prefix = base === "" ? "" : `${base}/`;
-  return {
-    ok: true,
-    accept: (path) => {
-      if (singleFile !== null) return path === singleFile;
-      if (!path.startsWith(prefix)) return false;
-      if (globMatch === null) return true;
-      const subject = globOnPath
-        ? path.slice(prefix.length)
-        : path.slice(path.lastIndexOf("/") + 1);
-      return globMatch(subject);
-    },
-  };
+  return okResult((path: string) => {
+    if (singleFile !== null) return path === singleFile;
+    if (!path.startsWith(prefix)) return false;
+    if (globMatch === null) return true;
+    const subject = globOnPath ? path.slice(prefix.length) : path.slice(path.lastIndexOf("/") + 1);
+    return globMatch(subject);
+  });
 }
 
 async function search(

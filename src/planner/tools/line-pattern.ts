@@ -1,6 +1,6 @@
 import { RE2JS, RE2JSException } from "re2js";
+import { err, ok, type Result } from "../../protocol/index.ts";
 import { requiredLiterals } from "./required-literals.ts";
-import type { Checked } from "./types.ts";
 
 /**
  * Grep's regular expressions. The pattern is the model's choice — and a prompt-injected README
@@ -60,18 +60,17 @@ const CHARS_PER_CANDIDATE = 256;
  * @example
  * const p = compileLinePattern("^(a+)+$", { ignoreCase: false });
  * p.ok && p.value.testLine("a".repeat(48) + "!") // false, at once
- * compileLinePattern("(?<=x)y", { ignoreCase: false }) // { ok: false, reason: "…lookbehind…" }
+ * compileLinePattern("(?<=x)y", { ignoreCase: false }) // err("…lookbehind…")
  */
 export function compileLinePattern(
   pattern: string,
   opts: { ignoreCase: boolean },
-): Checked<LinePattern> {
+): Result<LinePattern, string> {
   const unsupported = unsupportedConstruct(pattern);
   if (unsupported !== null) {
-    return {
-      ok: false,
-      reason: `The pattern uses ${unsupported}, which Grep does not support: its patterns run on a linear-time engine (RE2 syntax, as in ripgrep), so lookahead, lookbehind, backreferences and atomic groups are not available. Rewrite it without them, e.g. match the surrounding text instead, or run two searches.`,
-    };
+    return err(
+      `The pattern uses ${unsupported}, which Grep does not support: its patterns run on a linear-time engine (RE2 syntax, as in ripgrep), so lookahead, lookbehind, backreferences and atomic groups are not available. Rewrite it without them, e.g. match the surrounding text instead, or run two searches.`,
+    );
   }
   const flags = opts.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0;
   let line: RE2JS;
@@ -83,16 +82,14 @@ export function compileLinePattern(
   } catch (error) {
     const detail =
       error instanceof RE2JSException ? error.message : String((error as Error).message ?? error);
-    return {
-      ok: false,
-      reason: `The pattern is not a valid regular expression for Grep (RE2 syntax, as in ripgrep): ${detail}.`,
-    };
+    return err(
+      `The pattern is not a valid regular expression for Grep (RE2 syntax, as in ripgrep): ${detail}.`,
+    );
   }
   if (line.programSize() > MAX_PATTERN_PROGRAM_SIZE) {
-    return {
-      ok: false,
-      reason: `The pattern is too complex (${line.programSize()} instructions compiled; the limit is ${MAX_PATTERN_PROGRAM_SIZE}). Use smaller repeat counts or fewer alternatives.`,
-    };
+    return err(
+      `The pattern is too complex (${line.programSize()} instructions compiled; the limit is ${MAX_PATTERN_PROGRAM_SIZE}). Use smaller repeat counts or fewer alternatives.`,
+    );
   }
   // Text anchors (`\A`, `\z`, or `^`/`$` with the m flag turned off) mean the start and end of
   // each line when lines are tested one by one, but of the whole text in one test: then the
@@ -102,15 +99,12 @@ export function compileLinePattern(
   const literals = opts.ignoreCase ? null : requiredLiterals(pattern);
   const hasLiteral = (text: string) =>
     literals === null || literals.every((set) => set.some((l) => text.includes(l)));
-  return {
-    ok: true,
-    value: {
-      testLine: (text) => hasLiteral(text) && line.test(text),
-      mayMatch: (text) => hasLiteral(text) && (prefilter === null || prefilter.test(text)),
-      canRuleOut: prefilter !== null || literals !== null,
-      candidateLines: (text) => (literals === null ? null : candidateLines(text, literals)),
-    },
-  };
+  return ok({
+    testLine: (text: string) => hasLiteral(text) && line.test(text),
+    mayMatch: (text: string) => hasLiteral(text) && (prefilter === null || prefilter.test(text)),
+    canRuleOut: prefilter !== null || literals !== null,
+    candidateLines: (text: string) => (literals === null ? null : candidateLines(text, literals)),
+  });
 }
 
 /**

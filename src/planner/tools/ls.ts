@@ -47,9 +47,9 @@ export const lsTool: Tool = {
       );
     }
     const dir = parseRepoPath(raw === "" ? "." : raw, { dir: true });
-    if (!dir.ok) return fail(dir.reason);
+    if (!dir.ok) return fail(dir.error);
     const files = await ctx.workspace.listRepoFiles();
-    const prefix = dir.path === "" ? "" : `${dir.path}/`;
+    const prefix = dir.value === "" ? "" : `${dir.value}/`;
     const folders = new Set<string>();
     const direct: string[] = [];
     for (const path of files) {
@@ -60,9 +60,9 @@ export const lsTool: Tool = {
       else folders.add(`${rest.slice(0, slash)}/`);
     }
     if (folders.size === 0 && direct.length === 0) {
-      if (files.includes(dir.path))
-        return fail(`${displayRepoPath(dir.path)} is a file, not a folder. Use Read.`);
-      if (dir.path !== "") return fail(`No such folder: ${displayRepoPath(dir.path)}`);
+      if (files.includes(dir.value))
+        return fail(`${displayRepoPath(dir.value)} is a file, not a folder. Use Read.`);
+      if (dir.value !== "") return fail(`No such folder: ${displayRepoPath(dir.value)}`);
       return ok(
         `${displayRepoPath("")}/\n(empty: no repository snapshot is attached or it holds no files)`,
       );
@@ -74,6 +74,6 @@ export const lsTool: Tool = {
         `(Showing ${LS_MAX_ENTRIES} of ${entries.length} entries; use Glob to narrow down.)`,
       );
     }
-    return ok(`${displayRepoPath(dir.path)}/\n${shown.join("\n")}`);
+    return ok(`${displayRepoPath(dir.value)}/\n${shown.join("\n")}`);
   },
 };

@@ -65,12 +65,12 @@ export const readTool: Tool = {
         return fail(`The plan file ${filePath} does not exist yet. Create it with Write.`);
     } else {
       const path = parseRepoPath(filePath);
-      if (!path.ok) return fail(path.reason);
-      shown = displayRepoPath(path.path);
-      text = await ctx.workspace.readRepoFile(path.path);
+      if (!path.ok) return fail(path.error);
+      shown = displayRepoPath(path.value);
+      text = await ctx.workspace.readRepoFile(path.value);
       if (text === null) {
         return fail(
-          (await ctx.workspace.isDirectory(path.path))
+          (await ctx.workspace.isDirectory(path.value))
             ? `${shown} is a folder, not a file. Use LS to list it.`
             : `File does not exist: ${shown}`,
         );

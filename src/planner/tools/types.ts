@@ -24,14 +24,6 @@ export interface ToolContext {
 }
 
 /**
- * A value, or the reason (a sentence for the model) why there is none.
- *
- * @example
- * const glob = compileGlob("**\/*.ts"); if (!glob.ok) return fail(glob.reason);
- */
-export type Checked<T> = { ok: true; value: T } | { ok: false; reason: string };
-
-/**
  * What running a tool produced. Tools never write to the session themselves: a result's
  * `apply` performs its effect and runs inside the same transaction that appends the tool
  * result event, so the two land together or not at all. A wait opens a question or plan review

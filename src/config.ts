@@ -1,0 +1,199 @@
+import { err, ok, PLANNER_NAMES, type PlannerName, type Result } from "./protocol/index.ts";
+
+/**
+ * The worker's settings (wrangler.toml vars, `--var`), parsed with one policy: an unset or
+ * empty var takes its default; a value that is set but wrong is refused with a sentence naming
+ * the var, what it holds and what it must be — never silently replaced, because a typo in a
+ * deployment should be seen, not turn into a 2-minute hang or a purge a week early. The API
+ * checks the settings before it serves a request (500 `server_misconfigured` naming the var).
+ * Pure.
+ */
+
+/** Model calls allowed since the last human input before `result/error_max_turns`. */
+export const DEFAULT_MAX_TURNS = 50;
+/** Days an archived or ended session is kept. */
+export const DEFAULT_RETENTION_DAYS = 7;
+
+export interface WorkerConfig {
+  planner: PlannerName;
+  allowScripted: boolean;
+  maxTurns: number;
+  retentionMs: number;
+  rateLimits: boolean;
+  /** Base of absolute links (origin + path prefix, no trailing slash), or null: the request's. */
+  publicUrl: string | null;
+  model: { timeoutMs: number; attempts: number; backoffMs: number };
+}
+
+/** The vars {@link readConfig} reads (a subset of the worker's Env). */
+export interface ConfigVars {
+  PLANPORT_PLANNER?: string;
+  PLANPORT_ALLOW_SCRIPTED?: string;
+  PLANPORT_MAX_TURNS?: string;
+  PLANPORT_RETENTION_DAYS?: string;
+  PLANPORT_RATE_LIMITS?: string;
+  PLANPORT_PUBLIC_URL?: string;
+  PLANPORT_MODEL_TIMEOUT_MS?: string;
+  PLANPORT_MODEL_ATTEMPTS?: string;
+  PLANPORT_MODEL_BACKOFF_MS?: string;
+}
+
+const MS_PER_DAY = 86_400_000;
+
+/**
+ * Bounds that keep one loop step (attempts × timeout + backoff) well inside a Durable Object
+ * alarm's 15-minute wall-time limit.
+ */
+const MODEL_TIMEOUT_RANGE_MS = { min: 100, max: 300_000 } as const;
+const MODEL_ATTEMPTS_RANGE = { min: 1, max: 8 } as const;
+const MODEL_BACKOFF_RANGE_MS = { min: 0, max: 60_000 } as const;
+
+/**
+ * The settings, or the first problem as a sentence.
+ *
+ * @example
+ * readConfig({ PLANPORT_MAX_TURNS: "20" }) // { ok: true, value: { maxTurns: 20, … } }
+ * readConfig({ PLANPORT_MAX_TURNS: "lots" }).ok // false: "PLANPORT_MAX_TURNS is "lots", …"
+ */
+export function readConfig(vars: ConfigVars): Result<WorkerConfig, string> {
+  try {
+    return ok({
+      planner: oneOf(vars, "PLANPORT_PLANNER", PLANNER_NAMES, "auto"),
+      allowScripted: oneOf(vars, "PLANPORT_ALLOW_SCRIPTED", ["true", "false"], "false") === "true",
+      maxTurns: wholeNumber(vars, "PLANPORT_MAX_TURNS", DEFAULT_MAX_TURNS, { min: 1, max: 1_000 }),
+      retentionMs: Math.round(
+        number(vars, "PLANPORT_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, { min: 0, max: 3_650 }) *
+          MS_PER_DAY,
+      ),
+      rateLimits: oneOf(vars, "PLANPORT_RATE_LIMITS", ["on", "off"], "on") === "on",
+      publicUrl: publicUrl(vars.PLANPORT_PUBLIC_URL),
+      model: {
+        timeoutMs: wholeNumber(vars, "PLANPORT_MODEL_TIMEOUT_MS", 120_000, MODEL_TIMEOUT_RANGE_MS),
+        attempts: wholeNumber(vars, "PLANPORT_MODEL_ATTEMPTS", 4, MODEL_ATTEMPTS_RANGE),
+        backoffMs: wholeNumber(vars, "PLANPORT_MODEL_BACKOFF_MS", 1_000, MODEL_BACKOFF_RANGE_MS),
+      },
+    });
+  } catch (error) {
+    if (error instanceof SettingError) return err(error.message);
+    throw error;
+  }
+}
+
+/** Cached per distinct set of vars: every request reads the settings. */
+const cache = new Map<string, Result<WorkerConfig, string>>();
+
+/**
+ * {@link readConfig}, cached, throwing a {@link ConfigError} for a bad setting. For code behind
+ * the API's check (the session object, the planning engine), where a bad setting can only mean
+ * the vars changed under a running session.
+ *
+ * @example
+ * const { retentionMs } = configOf(env);
+ */
+export function configOf(vars: ConfigVars): WorkerConfig {
+  const read = cachedConfig(vars);
+  if (!read.ok) throw new ConfigError(read.error);
+  return read.value;
+}
+
+/** {@link readConfig}, cached. */
+export function cachedConfig(vars: ConfigVars): Result<WorkerConfig, string> {
+  const key = JSON.stringify(KEYS.map((k) => vars[k] ?? null));
+  let read = cache.get(key);
+  if (read === undefined) {
+    read = readConfig(vars);
+    cache.set(key, read);
+  }
+  return read;
+}
+const KEYS: readonly (keyof ConfigVars)[] = [
+  "PLANPORT_PLANNER",
+  "PLANPORT_ALLOW_SCRIPTED",
+  "PLANPORT_MAX_TURNS",
+  "PLANPORT_RETENTION_DAYS",
+  "PLANPORT_RATE_LIMITS",
+  "PLANPORT_PUBLIC_URL",
+  "PLANPORT_MODEL_TIMEOUT_MS",
+  "PLANPORT_MODEL_ATTEMPTS",
+  "PLANPORT_MODEL_BACKOFF_MS",
+];
+
+/**
+ * A deployment setting that cannot work. The API answers 500 `server_misconfigured` with its
+ * message, so the operator reads what to fix instead of a generic failure.
+ */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+class SettingError extends Error {}
+
+function raw(vars: ConfigVars, name: keyof ConfigVars): string | null {
+  const value = vars[name]?.trim();
+  return value === undefined || value === "" ? null : value;
+}
+
+function refuse(name: string, value: string, expected: string): never {
+  throw new SettingError(
+    `The server's ${name} is ${JSON.stringify(value)}, which is not ${expected}; fix it in wrangler.toml (or --var) and restart the worker.`,
+  );
+}
+
+function oneOf<T extends string>(
+  vars: ConfigVars,
+  name: keyof ConfigVars,
+  allowed: readonly T[],
+  fallback: T,
+): T {
+  const value = raw(vars, name);
+  if (value === null) return fallback;
+  const lower = value.toLowerCase();
+  const found = allowed.find((a) => a === lower);
+  return found ?? refuse(name, value, `one of ${allowed.join(", ")}`);
+}
+
+function number(
+  vars: ConfigVars,
+  name: keyof ConfigVars,
+  fallback: number,
+  range: { min: number; max: number },
+): number {
+  const value = raw(vars, name);
+  if (value === null) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < range.min || n > range.max) {
+    refuse(name, value, `a number from ${range.min} to ${range.max}`);
+  }
+  return n;
+}
+
+function wholeNumber(
+  vars: ConfigVars,
+  name: keyof ConfigVars,
+  fallback: number,
+  range: { min: number; max: number },
+): number {
+  const n = number(vars, name, fallback, range);
+  if (!Number.isInteger(n)) {
+    refuse(name, String(vars[name]), `a whole number from ${range.min} to ${range.max}`);
+  }
+  return n;
+}
+
+function publicUrl(configured: string | undefined): string | null {
+  const value = configured?.trim();
+  if (value === undefined || value === "") return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return refuse("PLANPORT_PUBLIC_URL", value, "a URL");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    refuse("PLANPORT_PUBLIC_URL", value, "an https:// or http:// URL");
+  }
+  if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
+    refuse("PLANPORT_PUBLIC_URL", value, "a plain base URL (no query, fragment or credentials)");
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+}

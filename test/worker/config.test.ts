@@ -1,0 +1,80 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/api/app.ts";
+import { DEFAULT_MAX_TURNS, readConfig } from "../../src/config.ts";
+import { ApiClient } from "../support/api-client.ts";
+import { ALICE, errorCode } from "../support/worker/sessions.ts";
+
+/** One policy for every setting: unset takes the default, a wrong value is refused by name. */
+
+describe("worker settings", () => {
+  it("unset or empty vars take their defaults", () => {
+    const config = readConfig({ PLANPORT_MAX_TURNS: "", PLANPORT_RATE_LIMITS: " " });
+    expect(config).toEqual({
+      ok: true,
+      value: {
+        planner: "auto",
+        allowScripted: false,
+        maxTurns: DEFAULT_MAX_TURNS,
+        retentionMs: 7 * 86_400_000,
+        rateLimits: true,
+        publicUrl: null,
+        model: { timeoutMs: 120_000, attempts: 4, backoffMs: 1_000 },
+      },
+    });
+  });
+
+  it("reads every var it knows", () => {
+    const config = readConfig({
+      PLANPORT_PLANNER: "Offline",
+      PLANPORT_ALLOW_SCRIPTED: "true",
+      PLANPORT_MAX_TURNS: "12",
+      PLANPORT_RETENTION_DAYS: "0.5",
+      PLANPORT_RATE_LIMITS: "off",
+      PLANPORT_PUBLIC_URL: "https://pp.example.com/base/",
+      PLANPORT_MODEL_TIMEOUT_MS: "2000",
+      PLANPORT_MODEL_ATTEMPTS: "2",
+      PLANPORT_MODEL_BACKOFF_MS: "0",
+    });
+    expect(config.ok && config.value).toEqual({
+      planner: "offline",
+      allowScripted: true,
+      maxTurns: 12,
+      retentionMs: 43_200_000,
+      rateLimits: false,
+      publicUrl: "https://pp.example.com/base",
+      model: { timeoutMs: 2_000, attempts: 2, backoffMs: 0 },
+    });
+  });
+
+  it.each([
+    ["PLANPORT_PLANNER", "gpt"],
+    ["PLANPORT_ALLOW_SCRIPTED", "yes"],
+    ["PLANPORT_MAX_TURNS", "0"],
+    ["PLANPORT_MAX_TURNS", "2.5"],
+    ["PLANPORT_MAX_TURNS", "lots"],
+    ["PLANPORT_RETENTION_DAYS", "-1"],
+    ["PLANPORT_RATE_LIMITS", "maybe"],
+    ["PLANPORT_PUBLIC_URL", "javascript:alert(1)"],
+    ["PLANPORT_PUBLIC_URL", "https://x.example/?key=1"],
+    ["PLANPORT_MODEL_TIMEOUT_MS", "1e9"],
+    ["PLANPORT_MODEL_ATTEMPTS", "9"],
+  ])("refuses %s=%j with a sentence naming the var and the value", (name, value) => {
+    const config = readConfig({ [name]: value });
+    expect(config.ok).toBe(false);
+    expect(!config.ok && config.error).toContain(`${name} is ${JSON.stringify(value)}`);
+  });
+
+  it("a misconfigured server answers 500 server_misconfigured naming the var; healthz stays up", async () => {
+    const app = createApp();
+    const api = new ApiClient(
+      async (request) => await app.fetch(request, { ...env, PLANPORT_MAX_TURNS: "many" }),
+    );
+    const res = await api.call("GET", "/v1/sessions", ALICE);
+    expect(res.status).toBe(500);
+    const body = (await res.clone().json()) as { error: { message: string } };
+    expect(await errorCode(res)).toBe("server_misconfigured");
+    expect(body.error.message).toContain('PLANPORT_MAX_TURNS is "many"');
+    expect((await api.call("GET", "/v1/healthz")).status).toBe(200);
+  });
+});
