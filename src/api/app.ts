@@ -11,7 +11,7 @@ import { snapshotRoutes } from "./snapshots.ts";
 
 /**
  * The worker's HTTP application: health, snapshots and sessions, with error handling that
- * answers every bad input with a 4xx and the CONTRACT error body (a 500 only for our own bugs).
+ * answers every bad input with a 4xx and the protocol's error body (docs/PROTOCOL.md) (a 500 only for our own bugs).
  *
  * @example
  * const app = createApp();

@@ -3,7 +3,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ErrorBody, ErrorCode, Failure, Result } from "../protocol/index.ts";
 
 /**
- * Errors on the wire (CONTRACT "Errors"): `{"error": {"code", "message"}}` with a fitting
+ * Errors on the wire (docs/PROTOCOL.md "HTTP API"): `{"error": {"code", "message"}}` with a fitting
  * status, and the one place a domain {@link Result} becomes an HTTP answer.
  */
 

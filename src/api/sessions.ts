@@ -19,7 +19,7 @@ import { limitPerOwner } from "./rate-limit.ts";
 import { jsonBodyLimit, readJson, readQuery } from "./validate.ts";
 
 /**
- * The sessions API (CONTRACT "HTTP API"). Each route validates, calls one domain function or
+ * The sessions API (docs/PROTOCOL.md "HTTP API"). Each route validates, calls one domain function or
  * one method of the session's Durable Object, and maps the answer to HTTP.
  */
 export const sessionRoutes = new Hono<AppEnv>();

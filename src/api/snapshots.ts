@@ -1,14 +1,13 @@
 import { Hono } from "hono";
 import { SNAPSHOT_ID_PATTERN, SNAPSHOT_MAX_COMPRESSED_BYTES } from "../protocol/index.ts";
-import { payloadTooLarge } from "../snapshot/errors.ts";
-import { ingestSnapshot, snapshotExists } from "../snapshot/index.ts";
+import { ingestSnapshot, payloadTooLarge, snapshotExists } from "../snapshot/index.ts";
 import { type AppEnv, requireOwner } from "./auth.ts";
 import { sendError, sendFailure } from "./errors.ts";
 import { limitPerOwner } from "./rate-limit.ts";
 import { mediaType } from "./validate.ts";
 
 /**
- * Repository snapshots (CONTRACT "HTTP API"): upload a tar.gz, and ask whether this owner has
+ * Repository snapshots (docs/PROTOCOL.md "HTTP API"): upload a tar.gz, and ask whether this owner has
  * already uploaded one (the client skips the upload then). The snapshot module enforces the
  * size and file limits while it streams the body.
  */

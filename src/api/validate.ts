@@ -24,7 +24,7 @@ export const MAX_JSON_DEPTH = 64;
  * Whether JSON text nests `[`/`{` deeper than `limit`, in one linear pass that skips strings.
  *
  * @example
- * jsonDepthExceeds('{"a":[["[[["]]}', 2) // false: brackets inside the string do not count
+ * jsonDepthExceeds('{"a":"[[[["}', 1) // false: brackets inside a string do not count
  */
 export function jsonDepthExceeds(text: string, limit: number): boolean {
   let depth = 0;

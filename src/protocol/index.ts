@@ -1,6 +1,6 @@
 /**
  * The wire protocol shared by the worker and the local client: one zod schema per shape in
- * CONTRACT.md, the types inferred from them, and the markers. Imports nothing of ours.
+ * docs/PROTOCOL.md, the types inferred from them, and the markers. Imports nothing of ours.
  */
 export * from "./errors.ts";
 export * from "./events.ts";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { DECISIONS, FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, TextBlockSchema } from "./events.ts";
 import { PERMISSION_MODES, PLANNER_NAMES } from "./session.ts";
 
-/** Request bodies and query strings of CONTRACT.md "HTTP API", validated at the edge. */
+/** Request bodies and query strings of docs/PROTOCOL.md "HTTP API", validated at the edge. */
 
 export const SNAPSHOT_ID_PATTERN = /^[0-9a-f]{64}$/;
 export const SESSION_ID_PATTERN = /^ses_[0-9a-z]{26}$/;

@@ -4,7 +4,7 @@ import {
   SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
 } from "../protocol/index.ts";
 
-/** A refused upload: the HTTP status, the CONTRACT error code and a sentence the user can act on. */
+/** A refused upload: the HTTP status, the protocol's error code and a sentence the user can act on. */
 export type IngestError = {
   status: 400 | 413;
   code: "invalid_body" | "payload_too_large" | "snapshot_too_large" | "snapshot_too_many_files";

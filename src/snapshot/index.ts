@@ -1,4 +1,4 @@
-import type { SnapshotFiles } from "../planner/port.ts";
+import type { SnapshotFiles } from "./files.ts";
 import { type IngestResult, ingest } from "./ingest.ts";
 import { indexKey, isSnapshotId, snapshotPrefix } from "./layout.ts";
 import { openSnapshotReader } from "./reader.ts";
@@ -10,7 +10,8 @@ import { openSnapshotReader } from "./reader.ts";
  * `src/protocol/snapshot-rules.ts`.
  */
 
-export type { IngestError } from "./errors.ts";
+export { type IngestError, payloadTooLarge } from "./errors.ts";
+export type { SnapshotEntry, SnapshotFiles } from "./files.ts";
 
 /**
  * Stores an uploaded tar.gz as a snapshot of `owner`, streaming gunzip and tar parsing.
@@ -30,9 +31,9 @@ export type { IngestError } from "./errors.ts";
  * contents (what the planner can read), not the size of the upload.
  *
  * @example
- * const result = await ingestSnapshot(env.SNAPSHOTS, owner, request.body);
- * if (!result.ok) return c.json({ error: result.error }, result.error.status);
- * return c.json(result.value, 201);
+ * const ingested = await ingestSnapshot(c.env.SNAPSHOTS, owner, body);
+ * if (!ingested.ok) return sendError(c, ingested.error); // 400 or 413 with the error body
+ * return c.json(ingested.value, 201);
  */
 export async function ingestSnapshot(
   bucket: R2Bucket,

@@ -55,7 +55,7 @@ export const SnapshotIndexSchema = z.object({
 });
 export type SnapshotIndex = z.infer<typeof SnapshotIndexSchema>;
 
-/** The upload receipt (CONTRACT `POST /v1/snapshots`) a stored index stands for. */
+/** The upload receipt (docs/PROTOCOL.md `POST /v1/snapshots`) a stored index stands for. */
 export function receiptOf(index: SnapshotIndex): SnapshotReceipt {
   return { id: index.id, files: index.files.length, bytes: index.bytes, skipped: index.skipped };
 }

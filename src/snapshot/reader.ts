@@ -1,4 +1,4 @@
-import type { SnapshotEntry, SnapshotFiles } from "../planner/port.ts";
+import type { SnapshotEntry, SnapshotFiles } from "./files.ts";
 import { comparePaths } from "../protocol/index.ts";
 import { type IndexedFile, loadIndex, packKey, type SnapshotIndex } from "./layout.ts";
 
