@@ -2,7 +2,6 @@ import type { z } from "zod";
 import {
   type CreateSession,
   type Decision,
-  ErrorBodySchema,
   type FeedPage,
   FeedPageSchema,
   type Message,
@@ -16,16 +15,17 @@ import {
   SnapshotReceiptSchema,
 } from "../src/protocol/index.ts";
 import { abortAfter } from "./abort-after.ts";
+import { errorFrom, parseBody } from "./api-answer.ts";
 import { ApiError } from "./api-error.ts";
 import { formatDuration } from "./duration.ts";
 import { readBodyAtMost } from "./response-body.ts";
-import { parseRetryAfter } from "./retry-after.ts";
 
 /**
- * A small typed client for every planport HTTP route (CONTRACT "HTTP API"). Answers are
- * zod-validated: a server that answers something else is reported, never trusted. Every call
- * ends within its time limit, headers and body included, and reads at most a bounded number of
- * bytes. Failures are {@link ApiError}s; api-error.ts says which are worth retrying.
+ * A small typed client for every planport HTTP route (docs/PROTOCOL.md "HTTP API"). Answers are
+ * zod-validated (api-answer.ts): a server that answers something else is reported, never
+ * trusted. Every call ends within its time limit, headers and body included, and reads at most
+ * a bounded number of bytes. Failures are {@link ApiError}s; api-error.ts says which are worth
+ * retrying.
  */
 
 export { ApiError, isTransient, withRetry } from "./api-error.ts";
@@ -62,6 +62,15 @@ export interface ApiOptions {
 }
 
 export type Api = ReturnType<typeof createApi>;
+
+/**
+ * What the poller reads of a session. `phase` is planport's; a compatible server may send only
+ * `status`, and the poller then reads that.
+ */
+const SessionStateSchema = SessionSchema.pick({ status: true, phase: true }).partial({
+  phase: true,
+});
+export type SessionState = z.infer<typeof SessionStateSchema>;
 
 /**
  * @example
@@ -200,6 +209,11 @@ export function createApi(opts: ApiOptions) {
       return json(SessionSchema, "GET", session(id), undefined, call);
     },
 
+    /** The same route as `getSession`, read only for what the poller needs. */
+    sessionState(id: string, call?: CallOptions): Promise<SessionState> {
+      return json(SessionStateSchema, "GET", session(id), undefined, call);
+    },
+
     events(
       id: string,
       q: { afterId?: string | null; limit?: number },
@@ -269,56 +283,6 @@ export function normalizeServer(server: string): string {
 function arrayBufferBacked(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   const isPlain = (b: Uint8Array): b is Uint8Array<ArrayBuffer> => b.buffer instanceof ArrayBuffer;
   return isPlain(bytes) ? bytes : new Uint8Array(bytes);
-}
-
-function parseBody<S extends z.ZodType>(
-  res: { status: number; body: Uint8Array },
-  schema: S,
-  what: string,
-): z.infer<S> {
-  let body: unknown;
-  try {
-    body = JSON.parse(new TextDecoder().decode(res.body));
-  } catch {
-    throw new ApiError(
-      res.status,
-      "malformed_response",
-      `${what} answered ${res.status} with a body that is not JSON`,
-    );
-  }
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue ? ` (${issue.path.join(".") || "body"}: ${issue.message})` : "";
-    throw new ApiError(
-      res.status,
-      "malformed_response",
-      `${what} answered a body planport does not understand${where}; is the server a planport worker of a matching version?`,
-    );
-  }
-  return parsed.data;
-}
-
-/** The error a non-2xx answer stands for; `body` is null when it was too long to read. */
-function errorFrom(res: Response, body: Uint8Array | null): ApiError {
-  const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"), Date.now());
-  let parsedBody: unknown = null;
-  try {
-    parsedBody = body === null ? null : JSON.parse(new TextDecoder().decode(body));
-  } catch {
-    // Not JSON: a proxy or a crashed worker; described below by status.
-  }
-  const parsed = ErrorBodySchema.safeParse(parsedBody);
-  if (parsed.success) {
-    return new ApiError(res.status, parsed.data.error.code, parsed.data.error.message, {
-      retryAfterMs,
-    });
-  }
-  const hint =
-    res.status === 401
-      ? "the token was refused; check --token / PLANPORT_TOKEN"
-      : `the server answered ${res.status} ${res.statusText}`.trim();
-  return new ApiError(res.status, `http_${res.status}`, hint, { retryAfterMs });
 }
 
 function describeNetworkError(err: unknown): string {

@@ -12,6 +12,22 @@ import { UsageError } from "./errors.ts";
  * symbolic link or a submodule), and none may have uncommitted work.
  */
 
+/**
+ * Why nothing was applied, thrown before anything is written. `names` are the refused names
+ * (`unsafe_names`) or the files with uncommitted work (`dirty_files`). A usage error (exit 2);
+ * the CLI adds what to do next.
+ */
+export class ApplyRefusedError extends UsageError {
+  constructor(
+    readonly reason: "unreadable_diff" | "not_a_work_tree" | "unsafe_names" | "dirty_files",
+    message: string,
+    readonly names: readonly string[] = [],
+  ) {
+    super(message);
+    this.name = "ApplyRefusedError";
+  }
+}
+
 /** Every git call sees paths as literal names, never as pathspec magic (`:!x` excludes x). */
 function git(repo: string, args: string[], input?: string) {
   return spawnSync("git", ["--literal-pathspecs", ...args], {
@@ -30,7 +46,8 @@ function git(repo: string, args: string[], input?: string) {
 function gitPatchPaths(repo: string, diff: string): string[] {
   const result = git(repo, ["apply", "--numstat", "-z", "-"], diff);
   if (result.status !== 0) {
-    throw new UsageError(
+    throw new ApplyRefusedError(
+      "unreadable_diff",
       `refusing to apply: git cannot read the diff (${result.stderr.trim() || `exit ${result.status}`})`,
     );
   }
@@ -52,7 +69,7 @@ function gitPatchPaths(repo: string, diff: string): string[] {
 
 /**
  * Files among `paths` with uncommitted changes (modified, staged, or untracked and in the way).
- * Throws a {@link UsageError} when `repo` is not a git work tree.
+ * Throws an {@link ApplyRefusedError} when `repo` is not a git work tree.
  */
 export function dirtyPaths(repo: string, paths: readonly string[]): string[] {
   assertWorkTree(repo);
@@ -84,9 +101,7 @@ export function dirtyPaths(repo: string, paths: readonly string[]): string[] {
 function assertWorkTree(repo: string): void {
   const inside = git(repo, ["rev-parse", "--is-inside-work-tree"]);
   if (inside.status !== 0 || inside.stdout.trim() !== "true") {
-    throw new UsageError(
-      `${repo} is not a git work tree; --apply needs git (or save the diff: planport pull <id> > changes.diff)`,
-    );
+    throw new ApplyRefusedError("not_a_work_tree", `${repo} is not a git work tree`);
   }
 }
 
@@ -94,10 +109,8 @@ function assertWorkTree(repo: string): void {
  * Applies `diff` in `repo` with `git apply --3way`, after checking every name it touches (as we
  * read the diff and as git does) may be written here and has no uncommitted work (a 3-way merge
  * into a dirty file could mix the user's edits with the remote's with no clean way back).
- * Refusals are {@link UsageError}s, thrown before anything is written.
- *
- * @example
- * const { ok, output } = await applyChanges("/src/app", diff);
+ * Refusals are {@link ApplyRefusedError}s, thrown before anything is written; `ok: false` is git's
+ * own failure to merge, with its `output`.
  */
 export async function applyChanges(
   repo: string,
@@ -114,16 +127,19 @@ export async function applyChanges(
     refused.push(`file mode ${mode}: ${mode === "120000" ? "a symbolic link" : "a submodule"}`);
   }
   if (refused.length > 0) {
-    throw new UsageError(
+    throw new ApplyRefusedError(
+      "unsafe_names",
       `refusing to apply: the diff touches names that are never written here:\n  ${refused.join("\n  ")}\n` +
-        "Nothing was applied. Read it with `planport pull <id>` before deciding what to keep.",
+        "Nothing was applied.",
+      refused,
     );
   }
   const dirty = dirtyPaths(repo, paths);
   if (dirty.length > 0) {
-    throw new UsageError(
-      `refusing to apply: these files have uncommitted changes the diff would touch:\n  ${dirty.join("\n  ")}\n` +
-        "Commit or stash them first, then run the command again.",
+    throw new ApplyRefusedError(
+      "dirty_files",
+      `refusing to apply: these files have uncommitted changes the diff would touch:\n  ${dirty.join("\n  ")}`,
+      dirty,
     );
   }
   const child = spawn(

@@ -7,7 +7,7 @@ import { UsageError } from "./errors.ts";
 import { terminalText } from "./terminal-text.ts";
 
 /**
- * The `planport` command line (CONTRACT "CLI"). Each command is a thin shell over one function
+ * The `planport` command line (docs/PROTOCOL.md "CLI"). Each command is a thin shell over one function
  * in `cli/`; this file only declares the commands and their flags and turns outcomes into exit
  * codes.
  */
@@ -120,12 +120,7 @@ export function buildProgram(done: (code: number) => void): Command {
   return program;
 }
 
-/**
- * Runs the CLI and resolves with the exit code (never throws).
- *
- * @example
- * process.exit(await main(process.argv));
- */
+/** Runs the CLI and resolves with the exit code (never throws). */
 export async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram((c) => {

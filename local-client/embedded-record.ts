@@ -24,9 +24,6 @@ export type EmbeddedRecord = z.infer<typeof RecordSchema>;
 /**
  * Stops the recorded worker (SIGTERM to its process group, SIGKILL after a grace period) and
  * removes the record. Resolves true when a running worker was stopped.
- *
- * @example
- * await stopRecordedWorker(paths.record);
  */
 export async function stopRecordedWorker(recordPath: string): Promise<boolean> {
   const record = readRecord(recordPath);

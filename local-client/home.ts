@@ -49,9 +49,7 @@ export function readUserConfig(env: NodeJS.ProcessEnv = process.env): UserConfig
   }
   const parsed = UserConfigSchema.safeParse(safeJson(text));
   if (!parsed.success) {
-    throw new Error(
-      `${path} is not a planport config ({"url", "token"}); fix it, or delete it and run \`planport serve\` again`,
-    );
+    throw new Error(`${path} is not a planport config ({"url", "token"})`);
   }
   return parsed.data;
 }

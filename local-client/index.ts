@@ -1,13 +1,36 @@
 /**
- * The planport local client as a library (CONTRACT "Local client library"): the pure ExitPlanMode
- * scanner, the poller around it, the HTTP client, and the teleport hand-off.
+ * The planport local client as a library (docs/PROTOCOL.md "Local client library"): the pure
+ * ExitPlanMode scanner, the poller around it, the HTTP client, and the teleport hand-off. Its
+ * errors carry data and say what happened; advice in planport's commands is the CLI's.
  *
  * @example
  * import { pollForApprovedExitPlanMode, PollError } from "planport/local-client/index.ts";
- * const { plan, executionTarget } = await pollForApprovedExitPlanMode({ server, token, sessionId });
+ * try {
+ *   const { kind, plan } = await pollForApprovedExitPlanMode({ server, token, sessionId });
+ * } catch (err) {
+ *   if (err instanceof PollError && err.detail.reason === "terminated") show(err.detail.subtype);
+ * }
  */
-export { type Api, ApiError, createApi, isTransient, withRetry } from "./api.ts";
+export { type Api, ApiError, createApi, isTransient, type SessionState, withRetry } from "./api.ts";
 export { formatDuration, parseDuration } from "./duration.ts";
+export {
+  PollError,
+  type PollErrorDetail,
+  type PollErrorReason,
+  type PollProgress,
+} from "./poll-error.ts";
+export {
+  type PollOptions,
+  type PollOutcome,
+  type PollPhase,
+  pollForApprovedExitPlanMode,
+} from "./poller.ts";
+export {
+  ExitPlanModeScanner,
+  MarkerMissingError,
+  type ScannerState,
+  type ScanResult,
+} from "./scanner.ts";
 export {
   carryOutTeleport,
   handOffTeleport,
@@ -17,19 +40,4 @@ export {
   saveTeleportedPlan,
   type TeleportChoice,
   writePlanFile,
-} from "./handoff.ts";
-export {
-  PollError,
-  type PollErrorReason,
-  type PollOptions,
-  type PollOutcome,
-  type PollPhase,
-  type PollProgress,
-  pollForApprovedExitPlanMode,
-} from "./poller.ts";
-export {
-  ExitPlanModeScanner,
-  MarkerMissingError,
-  type ScannerState,
-  type ScanResult,
-} from "./scanner.ts";
+} from "./teleport.ts";

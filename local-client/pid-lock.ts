@@ -47,9 +47,6 @@ export function tryPidLock(path: string, pid: number = process.pid): LockAttempt
 
 /**
  * Waits (polling) until the lock is free, for work others do briefly (starting the worker).
- *
- * @example
- * const release = await waitForPidLock(path, 90_000);
  */
 export async function waitForPidLock(path: string, timeoutMs: number): Promise<() => void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,16 +1,30 @@
 import { setTimeout as delay } from "node:timers/promises";
-import type { Event, FeedPage, Session } from "../src/protocol/index.ts";
-import { ApiError, type CallOptions, createApi, isTransient, REQUEST_TIMEOUT_MS } from "./api.ts";
-import { formatDuration } from "./duration.ts";
+import { type ExecutionTarget, executionTargetOf, type FeedPage } from "../src/protocol/index.ts";
+import {
+  ApiError,
+  type CallOptions,
+  createApi,
+  isTransient,
+  REQUEST_TIMEOUT_MS,
+  type SessionState,
+} from "./api.ts";
+import {
+  PollError,
+  type PollErrorDetail,
+  type PollProgress,
+  pollTimeoutError,
+} from "./poll-error.ts";
 import { retryWait } from "./retry-after.ts";
 import {
   ExitPlanModeScanner,
   isFinal,
   MarkerMissingError,
-  type ScannerState,
   type ScanResult,
   strongest,
 } from "./scanner.ts";
+
+/** The poll's error, where a caller of the poll looks for it. */
+export { PollError } from "./poll-error.ts";
 
 /**
  * The poll loop around the pure scanner: the only place with sleeps, fetches and failure
@@ -28,38 +42,6 @@ export const MAX_PAGES_PER_TICK = 50;
 export const FEED_PAGE_SIZE = 100;
 
 export type PollPhase = "running" | "needs_input" | "plan_ready";
-
-export type PollErrorReason =
-  | "terminated"
-  | "timeout_pending"
-  | "timeout_no_plan"
-  | "extract_marker_missing"
-  | "network_or_unknown"
-  | "stopped";
-
-/** Where a poll got to: enough for `attach` to carry on without re-counting rejections. */
-export interface PollProgress {
-  cursor: string | null;
-  scanner: ScannerState;
-}
-
-/** Why a poll ended without a plan; `message` says what the user can do next. */
-export class PollError extends Error {
-  constructor(
-    readonly reason: PollErrorReason,
-    message: string,
-    readonly rejectCount: number,
-    /** Where the poll got to, so it can be resumed. */
-    readonly progress: PollProgress = {
-      cursor: null,
-      scanner: { rejectCount, openPlanCalls: [], everSeenPending: false },
-    },
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "PollError";
-  }
-}
 
 export interface PollClock {
   /** Milliseconds on a monotonic scale. */
@@ -82,13 +64,11 @@ export interface PollOptions {
   maxConsecutiveFailures?: number;
   onPhaseChange?: (phase: PollPhase) => void;
   signal?: AbortSignal;
-  // Beyond CONTRACT: resuming, hooks for the CLI, and seams for tests.
+  // Beyond docs/PROTOCOL.md: resuming, hooks for the CLI, and seams for tests.
   /** Carry on from a saved cursor and scanner state instead of the start of the feed. */
   resume?: PollProgress;
   /** Called once per rejection, with the new count. */
   onRejected?: (rejectCount: number) => void;
-  /** Every event, in feed order, before the scanner reads it. */
-  onEvent?: (event: Event) => void;
   /** After every successful tick. */
   onProgress?: (progress: PollProgress) => void;
   /** A failed tick that will be retried (count so far, the error). */
@@ -103,12 +83,15 @@ export interface PollOptions {
   fetch?: typeof fetch;
 }
 
+/**
+ * The plan and its verdict. `kind` says it all; `executionTarget` (docs/PROTOCOL.md's field) is
+ * read off it by the protocol's one rule, `executionTargetOf`.
+ */
 export interface PollOutcome {
+  kind: "approved" | "teleport";
   plan: string;
   rejectCount: number;
-  executionTarget: "local" | "remote";
-  /** The last event read (beyond CONTRACT). */
-  cursor: string | null;
+  executionTarget: ExecutionTarget;
 }
 
 /**
@@ -132,19 +115,28 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
   const pageSize = positive(opts.pageSize ?? FEED_PAGE_SIZE, "pageSize");
   const { sessionId, signal } = opts;
   const api = createApi({ server: opts.server, token: opts.token, signal, fetch: opts.fetch });
-  const attach = `planport attach ${sessionId}`;
 
   const scanner = opts.resume
     ? ExitPlanModeScanner.restore(opts.resume.scanner)
     : new ExitPlanModeScanner();
   let cursor = opts.resume?.cursor ?? null;
   const progress = (): PollProgress => ({ cursor, scanner: scanner.state() });
-  const fail = (reason: PollErrorReason, message: string, cause?: unknown) =>
-    new PollError(reason, message, scanner.rejectCount, progress(), { cause });
-  const stopped = () =>
+  const fail = (detail: PollErrorDetail, cause?: unknown) =>
+    new PollError(detail, sessionId, progress(), { cause });
+  const stopped = () => fail({ reason: "stopped" });
+  /** A failed request as data: `attempts` failed polls in a row, this one the last. */
+  const requestFailed = (err: unknown, attempts: number) =>
     fail(
-      "stopped",
-      `Stopped polling; the remote session keeps running. Re-attach with \`${attach}\`.`,
+      {
+        reason: "network_or_unknown",
+        server: api.server,
+        attempts,
+        transient: isTransient(err),
+        status: err instanceof ApiError ? err.status : null,
+        code: err instanceof ApiError ? err.code : null,
+        lastError: err instanceof ApiError ? err.message : String(err),
+      },
+      err,
     );
 
   const deadline = (opts.startedAt ?? clock.now()) + timeoutMs;
@@ -152,8 +144,8 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
   // Halved when a page of large events is more than one answer may hold.
   let pageLimit = pageSize;
   let phase: PollPhase | null = null;
-  // Status can only change when events are written, so the session is read once after each
-  // burst of events rather than on every quiet tick.
+  // A session's phase can only change when events are written, so the session is read once
+  // after each burst of events rather than on every quiet tick.
   let sessionCheckDue = true;
 
   /**
@@ -196,7 +188,6 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
     for (let page = 0; page < MAX_PAGES_PER_TICK; page += 1) {
       const feed = await readPage();
       const before = scanner.rejectCount;
-      for (const event of feed.data) opts.onEvent?.(event);
       result = strongest(result, scanner.ingest(feed.data));
       newEvents += feed.data.length;
       cursor = feed.last_id ?? feed.data.at(-1)?.id ?? cursor;
@@ -206,14 +197,16 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
     }
     if (isFinal(result)) return { result, phase: phase ?? "running" };
     if (scanner.hasPendingPlan) return { result, phase: "plan_ready" };
+    // needs_input only on a quiet tick: events still arriving mean the session is at work,
+    // whatever its phase said a moment ago.
     if (newEvents > 0) {
       sessionCheckDue = true;
       return { result, phase: "running" };
     }
     if (!sessionCheckDue) return { result, phase: phase ?? "running" };
-    const session = await withinDeadline((call) => api.getSession(sessionId, call));
+    const session = await withinDeadline((call) => api.sessionState(sessionId, call));
     sessionCheckDue = false;
-    return { result, phase: phaseOf(session) ?? phase ?? "running" };
+    return { result, phase: pollPhaseOf(session) ?? phase ?? "running" };
   }
 
   for (;;) {
@@ -226,13 +219,20 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
       opts.onProgress?.(progress());
       if (result.kind === "approved" || result.kind === "teleport") {
         return {
+          kind: result.kind,
           plan: result.plan,
           rejectCount: scanner.rejectCount,
-          executionTarget: result.kind === "approved" ? "remote" : "local",
-          cursor,
+          executionTarget: executionTargetOf(result.kind),
         };
       }
-      if (result.kind === "terminated") throw fail("terminated", terminatedMessage(result));
+      if (result.kind === "terminated") {
+        const { subtype, message } = result;
+        throw fail({
+          reason: "terminated",
+          subtype,
+          ...(message ? { sessionMessage: message } : {}),
+        });
+      }
       if (next !== phase) {
         phase = next;
         opts.onPhaseChange?.(next);
@@ -241,28 +241,16 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
       if (err instanceof PollError) throw err;
       if (signal?.aborted) throw stopped();
       if (err instanceof MarkerMissingError) {
-        throw fail(
-          "extract_marker_missing",
-          `${err.message}. Open the session's review page to read the plan (\`planport status ${sessionId}\` shows the link).`,
-          err,
-        );
+        const { toolUseId, markers } = err;
+        throw fail({ reason: "extract_marker_missing", toolUseId, markers }, err);
       }
-      if (!(err instanceof ApiError) || !isTransient(err)) {
-        throw fail("network_or_unknown", permanentMessage(err, sessionId, attach), err);
-      }
+      if (!(err instanceof ApiError) || !isTransient(err)) throw requestFailed(err, failures + 1);
       failures += 1;
       opts.onTransientFailure?.(failures, err);
       // A rate-limited (or briefly unavailable) server says when to come back; sooner would be
       // refused again.
       waitMs = retryWait(err.retryAfterMs, intervalMs);
-      if (failures >= maxFailures) {
-        throw fail(
-          "network_or_unknown",
-          `Lost contact with ${api.server} after ${failures} failed polls in a row (last: ${err.message}). ` +
-            `The remote session may still be running: re-attach with \`${attach}\`.`,
-          err,
-        );
-      }
+      if (failures >= maxFailures) throw requestFailed(err, failures);
     }
     const left = deadline - clock.now();
     if (left <= 0) throw timeout();
@@ -279,62 +267,25 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
 }
 
 /**
- * The error for a poll whose time ran out: `timeout_pending` when a plan was ever seen waiting
- * for review, else `timeout_no_plan`.
- *
- * @example
- * throw pollTimeoutError("ses_…", 600_000, sidecar.progress);
+ * The poll phase a session's state stands for. planport's `phase` says it; a server without one
+ * is read by its `status`, and so is `done` (archived: nothing new to report; ended or executed
+ * and idle: the user's move). null: nothing to report.
  */
-export function pollTimeoutError(
-  sessionId: string,
-  timeoutMs: number,
-  progress: PollProgress,
-): PollError {
-  const waited = formatDuration(timeoutMs);
-  const attach = `planport attach ${sessionId}`;
-  const { rejectCount } = progress.scanner;
-  if (progress.scanner.everSeenPending) {
-    return new PollError(
-      "timeout_pending",
-      `A plan was submitted for review, but no decision arrived within ${waited}. The session keeps ` +
-        `waiting: review it (\`planport status ${sessionId}\` shows the link), then \`${attach}\`.`,
-      rejectCount,
-      progress,
-    );
+function pollPhaseOf(session: SessionState): PollPhase | null {
+  switch (session.phase) {
+    case "running":
+    case "executing":
+      return "running";
+    case "needs_input":
+    case "plan_ready":
+      return session.phase;
+    case "done":
+    case undefined:
+      break;
   }
-  return new PollError(
-    "timeout_no_plan",
-    `No plan was submitted within ${waited}. The remote session may have failed to start, or the ` +
-      `session id ${sessionId} is wrong; check with \`planport status ${sessionId}\`.`,
-    rejectCount,
-    progress,
-  );
-}
-
-/** needs_input when the session waits on the user (idle, or an open question); null = unknown. */
-function phaseOf(session: Session): PollPhase | null {
   if (session.status === "idle" || session.status === "requires_action") return "needs_input";
   if (session.status === "running") return "running";
   return null;
-}
-
-function terminatedMessage(result: { subtype: string; message?: string }): string {
-  if (result.subtype === "archived") {
-    return "The session was stopped (archived) before a plan was approved.";
-  }
-  const why = result.message ? `: ${result.message}` : ".";
-  return `The remote session ended (${result.subtype}) before a plan was approved${why}`;
-}
-
-function permanentMessage(err: unknown, sessionId: string, attach: string): string {
-  if (!(err instanceof ApiError)) return `Polling failed: ${String(err)}`;
-  if (err.status === 401 || err.status === 403) {
-    return `The server refused the token (${err.status} ${err.code}: ${err.message}). Check --token or PLANPORT_TOKEN, then \`${attach}\`.`;
-  }
-  if (err.status === 404) {
-    return `Session ${sessionId} was not found (404 ${err.code}). Check the session id, and that the token is the one that created it.`;
-  }
-  return `Polling failed (${err.status} ${err.code}: ${err.message}). The remote session may still be running: re-attach with \`${attach}\`.`;
 }
 
 function positive(value: number, name: string): number {

@@ -3,7 +3,7 @@
  * wait. Pure: the current wall-clock time is passed in.
  */
 
-/** The longest wait a Retry-After can impose on a poll or a retry (CONTRACT "Rate limits"). */
+/** The longest wait a Retry-After imposes on a poll or a retry (docs/PROTOCOL.md "Rate limits"). */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
 const DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";

@@ -14,7 +14,7 @@ import {
  * events; the poller (`poller.ts`) is the only place that fetches, sleeps and counts failures.
  */
 
-/** What one batch of events meant for the plan (CONTRACT "Local client library"). */
+/** What one batch of events meant for the plan (docs/PROTOCOL.md "Local client library"). */
 export type ScanResult =
   | { kind: "approved"; plan: string }
   | { kind: "teleport"; plan: string }
@@ -39,12 +39,17 @@ export class MarkerMissingError extends Error {
     readonly toolUseId: string,
     readonly markers: readonly string[] = APPROVED_MARKERS,
   ) {
-    super(
-      `ExitPlanMode call ${toolUseId} was answered, but its tool result has no line ` +
-        `${markers.map((m) => `"${m}"`).join(" or ")}; the plan cannot be extracted`,
-    );
+    super(markerMissingText(toolUseId, markers));
     this.name = "MarkerMissingError";
   }
+}
+
+/** The sentence of a {@link MarkerMissingError}, for whoever reports it from its data. */
+export function markerMissingText(toolUseId: string, markers: readonly string[]): string {
+  return (
+    `ExitPlanMode call ${toolUseId} was answered, but its tool result has no line ` +
+    `${markers.map((m) => `"${m}"`).join(" or ")}; the plan cannot be extracted`
+  );
 }
 
 /**
@@ -64,8 +69,8 @@ const PRECEDENCE: Record<ScanResult["kind"], number> = {
 };
 
 /**
- * The stronger of two results under the CONTRACT precedence; on a tie the earlier one stays
- * (the first decision in the stream is the one that happened).
+ * The stronger of two results under the precedence of docs/PROTOCOL.md; on a tie the earlier
+ * one stays (the first decision in the stream is the one that happened).
  *
  * @example
  * strongest({ kind: "terminated", subtype: "archived" }, { kind: "teleport", plan: "p" }).kind

@@ -5,7 +5,7 @@ import { SESSION_ID_PATTERN } from "../src/protocol/index.ts";
 import { UsageError } from "./errors.ts";
 import { planportHome, safeJson, writePrivateFile } from "./home.ts";
 import { tryPidLock } from "./pid-lock.ts";
-import type { PollProgress } from "./poller.ts";
+import type { PollProgress } from "./poll-error.ts";
 
 /**
  * What a poll leaves behind on this machine, in `~/.planport/sessions/`:
@@ -50,9 +50,6 @@ export function sidecarPath(id: string, env: NodeJS.ProcessEnv = process.env): s
 
 /**
  * Saves where a poll got to (private to the user), so `attach` can carry on from there.
- *
- * @example
- * saveSidecar({ sessionId, server, progress: err.progress });
  */
 export function saveSidecar(
   s: {
@@ -96,16 +93,13 @@ export function removeSidecar(id: string, env: NodeJS.ProcessEnv = process.env):
   rmSync(sidecarPath(id, env), { force: true });
 }
 
-/** Another live process on this machine is polling the session. */
+/** Another live process on this machine (`pid`) is polling the session. */
 export class PollLockedError extends UsageError {
   constructor(
     readonly sessionId: string,
     readonly pid: number,
   ) {
-    super(
-      `Session ${sessionId} is already being polled on this machine by process ${pid}; ` +
-        `wait for it to finish, or stop it (Ctrl-C in its terminal, or \`kill ${pid}\`).`,
-    );
+    super(`Session ${sessionId} is already being polled on this machine by process ${pid}.`);
     this.name = "PollLockedError";
   }
 }

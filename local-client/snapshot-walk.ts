@@ -26,10 +26,7 @@ interface Rules {
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 const lenientUtf8 = new TextDecoder("utf-8");
 
-/**
- * @example
- * const { paths, skipped } = await walkFolder("/tmp/unversioned-project");
- */
+/** Every file below `root` the `.gitignore` files keep, and what was left out and why. */
 export async function walkFolder(
   root: string,
 ): Promise<{ paths: string[]; skipped: SkippedEntry[] }> {

@@ -104,10 +104,7 @@ export async function buildSnapshot(
 async function requireFolder(path: string): Promise<void> {
   const info = await stat(path).catch(() => null);
   if (info === null || !info.isDirectory()) {
-    throw new SnapshotError(
-      "not_a_directory",
-      `${path} is not a folder; point --repo at the repository to plan.`,
-    );
+    throw new SnapshotError("not_a_directory", `${path} is not a folder.`);
   }
 }
 

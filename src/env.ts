@@ -1,8 +1,13 @@
+import type { PlannerEnv } from "./planner/port.ts";
 import type { OwnerIndex } from "./session/owner-index.ts";
 import type { SessionObject } from "./session/session-object.ts";
 
-/** The worker's bindings and vars (wrangler.toml). Every var is a string; parse at use. */
-export interface Env {
+/**
+ * The worker's bindings and vars (wrangler.toml). Every var is a string; parse at use. The
+ * model providers' keys, addresses and the model-call settings are the planners' part
+ * ({@link PlannerEnv}).
+ */
+export interface Env extends PlannerEnv {
   SESSIONS: DurableObjectNamespace<SessionObject>;
   OWNERS: DurableObjectNamespace<OwnerIndex>;
   SNAPSHOTS: R2Bucket;
@@ -13,10 +18,6 @@ export interface Env {
   PLANPORT_MAX_TURNS?: string;
   /** "true" lets sessions use the `scripted` planner (tests, replays). */
   PLANPORT_ALLOW_SCRIPTED?: string;
-  /** Model calls: one attempt's timeout, attempts in total, first backoff (all milliseconds but attempts). */
-  PLANPORT_MODEL_TIMEOUT_MS?: string;
-  PLANPORT_MODEL_ATTEMPTS?: string;
-  PLANPORT_MODEL_BACKOFF_MS?: string;
   /** `off` turns the rate limits off (they are on by default; the limits are in wrangler.toml). */
   PLANPORT_RATE_LIMITS?: string;
   /** Rate limiters (wrangler.toml `[[ratelimits]]`; see src/api/rate-limit.ts). */
@@ -29,11 +30,4 @@ export interface Env {
    * built on it rather than on the request's Host, which a proxy may pass through unchecked.
    */
   PLANPORT_PUBLIC_URL?: string;
-  ANTHROPIC_API_KEY?: string;
-  ANTHROPIC_BASE_URL?: string;
-  ANTHROPIC_MODEL?: string;
-  OPENAI_API_KEY?: string;
-  OPENAI_BASE_URL?: string;
-  OPENAI_MODEL?: string;
-  AI?: Ai;
 }

@@ -75,7 +75,9 @@ export async function connect(
   try {
     config = readUserConfig(env);
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError(
+      `${(err as Error).message}; fix it, or delete it and run \`planport serve\` again`,
+    );
   }
   const resolved = resolveServer(flags, env, config);
   if (resolved.kind === "remote") {

@@ -1,11 +1,11 @@
 import { ApiError } from "../api.ts";
 import { UsageError } from "../errors.ts";
-import type { PollErrorReason } from "../poller.ts";
+import type { PollErrorReason } from "../poll-error.ts";
 
-/** Exit codes of `plan` and `attach` (CONTRACT "CLI"); the other commands reuse them. */
+/** Exit codes of `plan` and `attach` (docs/PROTOCOL.md "CLI"); the other commands reuse them. */
 export const EXIT = {
   ok: 0,
-  /** Beyond CONTRACT: the plan arrived, but a local step failed (the --on-teleport command, git apply). */
+  /** The plan arrived, but a local step failed (the --on-teleport command, git apply). */
   localFailure: 1,
   usage: 2,
   terminated: 3,

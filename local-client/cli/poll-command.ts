@@ -3,13 +3,12 @@ import { abortAfter } from "../abort-after.ts";
 import { ApiError, withRetry } from "../api.ts";
 import { UsageError } from "../errors.ts";
 import {
-  POLL_TIMEOUT_MS,
   PollError,
+  type PollErrorReason,
   type PollProgress,
-  pollForApprovedExitPlanMode,
   pollTimeoutError,
-  systemClock,
-} from "../poller.ts";
+} from "../poll-error.ts";
+import { POLL_TIMEOUT_MS, pollForApprovedExitPlanMode, systemClock } from "../poller.ts";
 import { ExitPlanModeScanner } from "../scanner.ts";
 import {
   acquirePollLock,
@@ -19,7 +18,8 @@ import {
   saveSidecar,
 } from "../sidecar.ts";
 import { buildSnapshot, type SnapshotBuild } from "../snapshot.ts";
-import { type Connection, connect, sourceHint } from "./connection.ts";
+import { errorText, pollErrorText } from "./advice.ts";
+import { type Connection, connect } from "./connection.ts";
 import { EXIT, exitCodeForError, exitCodeForReason } from "./exit-codes.ts";
 import {
   type PlanFlags,
@@ -28,15 +28,20 @@ import {
   pollSettings,
   type Settings,
 } from "./flags.ts";
+import { handOff } from "./handoff.ts";
 import { createReporter, type Reporter } from "./reporter.ts";
-import { handOff } from "./teleport.ts";
 
 /** `planport plan` and `planport attach`: create or find a session, poll it, hand the plan off. */
 
 export type { PlanFlags, PollFlags };
 
 /** Reasons after which the session may still be running, so `attach` can pick it up. */
-const RESUMABLE = new Set(["stopped", "timeout_pending", "timeout_no_plan", "network_or_unknown"]);
+const RESUMABLE = new Set<PollErrorReason>([
+  "stopped",
+  "timeout_pending",
+  "timeout_no_plan",
+  "network_or_unknown",
+]);
 
 /** Ctrl-C once: stop polling gracefully (exit 130). Twice: leave at once. */
 function interruptOnSigint(): { signal: AbortSignal; dispose: () => void } {
@@ -49,12 +54,7 @@ function interruptOnSigint(): { signal: AbortSignal; dispose: () => void } {
   return { signal: controller.signal, dispose: () => process.off("SIGINT", onSigint) };
 }
 
-/**
- * `planport plan <task…>`: snapshot, upload if new, create the session, poll, hand off.
- *
- * @example
- * process.exitCode = await runPlan(["add", "OAuth", "login"], { repo: ".", json: true });
- */
+/** `planport plan <task…>`: snapshot, upload if new, create the session, poll, hand off. */
 export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<number> {
   const reporter = createReporter({ json: flags.json === true });
   const interrupt = interruptOnSigint();
@@ -113,12 +113,7 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
   }
 }
 
-/**
- * `planport attach <id>`: resumes polling from the saved cursor (Ctrl-C, lost network, timeout).
- *
- * @example
- * process.exitCode = await runAttach("ses_…", { json: false });
- */
+/** `planport attach <id>`: resumes polling where it stopped (Ctrl-C, lost network, timeout). */
 export async function runAttach(sessionId: string, flags: PollFlags): Promise<number> {
   const reporter = createReporter({ json: flags.json === true });
   const interrupt = interruptOnSigint();
@@ -160,15 +155,7 @@ export async function runAttach(sessionId: string, flags: PollFlags): Promise<nu
     });
   } catch (err) {
     if (interrupt.signal.aborted) return interruptedEarly(reporter);
-    if (err instanceof PollError) {
-      reporter.error({
-        reason: err.reason,
-        message: err.message,
-        sessionId,
-        rejectCount: err.rejectCount,
-      });
-      return exitCodeForReason(err.reason);
-    }
+    if (err instanceof PollError) return reportPollError(reporter, err);
     return failEarly(reporter, err, sessionId, conn);
   } finally {
     release();
@@ -210,27 +197,24 @@ async function pollSession(
         reporter.status(`cannot reach the server (${n} in a row): ${err.message}`),
     });
     removeSidecar(session.id);
-    if (outcome.executionTarget === "remote") {
-      reporter.outcome({ kind: "approved", ...outcome });
-      reporter.note(
-        `The cloud is executing the approved plan. Follow it at ${session.review_url}\n` +
-          `When it is done, fetch the changes: planport pull ${session.id}  (add --apply to apply them here)`,
-      );
-      return EXIT.ok;
-    }
     return await handOff(session, outcome, settings, reporter);
   } catch (err) {
     if (!(err instanceof PollError)) throw err;
     if (RESUMABLE.has(err.reason)) save(err.progress);
     else removeSidecar(session.id);
-    reporter.error({
-      reason: err.reason,
-      message: err.message,
-      sessionId: session.id,
-      rejectCount: err.rejectCount,
-    });
-    return exitCodeForReason(err.reason);
+    return reportPollError(reporter, err);
   }
+}
+
+/** The error line of a poll that ended without a plan, with the advice; returns the exit code. */
+function reportPollError(reporter: Reporter, err: PollError): number {
+  reporter.error({
+    reason: err.reason,
+    message: pollErrorText(err),
+    sessionId: err.sessionId,
+    rejectCount: err.rejectCount,
+  });
+  return exitCodeForReason(err.reason);
 }
 
 function interruptedEarly(reporter: Reporter): number {
@@ -251,13 +235,10 @@ function failEarly(
   conn: Connection | null,
 ): number {
   const code = exitCodeForError(err);
-  let message = err instanceof Error ? err.message : String(err);
-  if (err instanceof ApiError && err.status === 0 && conn) {
-    message = `${message} (${sourceHint(conn.source)})`;
-  }
-  if (err instanceof ApiError && err.status === 404 && sessionId) {
-    message = `Session ${sessionId} was not found: check the id, and that the token is the one that created it.`;
-  }
+  const message =
+    err instanceof ApiError && err.status === 404 && sessionId
+      ? `Session ${sessionId} was not found: check the id, and that the token is the one that created it.`
+      : errorText(err, { source: conn?.source, sessionId: sessionId ?? undefined });
   reporter.error({
     reason: code === EXIT.usage ? "usage" : "network_or_unknown",
     message,

@@ -1,9 +1,10 @@
-import type { PollErrorReason, PollPhase } from "../poller.ts";
+import type { PollErrorReason } from "../poll-error.ts";
+import type { PollOutcome, PollPhase } from "../poller.ts";
 import { terminalJson, terminalLine, terminalText, truncateLine } from "../terminal-text.ts";
 
 /**
  * How `plan` and `attach` talk to the user, in three modes:
- * - `json`: only CONTRACT's NDJSON lines on stdout (warnings still go to stderr);
+ * - `json`: only the NDJSON lines of docs/PROTOCOL.md on stdout (warnings still go to stderr);
  * - `tty`: a one-line spinner on stderr showing the phase, with notes printed above it;
  * - `plain`: one line per change on stderr (logs, CI).
  * Everything it prints passes through {@link terminalText} (links, titles, the server's and the
@@ -13,13 +14,8 @@ import { terminalJson, terminalLine, terminalText, truncateLine } from "../termi
 
 export type ErrorReason = PollErrorReason | "usage";
 
-export interface Outcome {
-  kind: "approved" | "teleport";
-  executionTarget: "remote" | "local";
-  plan: string;
-  planFile?: string;
-  rejectCount: number;
-}
+/** The poll's outcome, with the plan file a teleport was saved to. */
+export type Outcome = PollOutcome & { planFile?: string };
 
 export interface Reporter {
   readonly mode: "json" | "tty" | "plain";

@@ -36,9 +36,6 @@ export function portFlag(text: string | undefined): number {
  * Runs the worker in the foreground until Ctrl-C, and writes the user config (url + token) so
  * every other planport command on this machine uses it. It shares the embedded worker's state
  * and token by default, so sessions carry over between the two.
- *
- * @example
- * process.exitCode = await runServe({ port: "8787" });
  */
 export async function runServe(flags: { port?: string; persist?: string }): Promise<number> {
   const port = portFlag(flags.port);
@@ -90,12 +87,7 @@ export async function runServe(flags: { port?: string; persist?: string }): Prom
   }
 }
 
-/**
- * Shows (or with `--stop`, stops) the embedded local worker.
- *
- * @example
- * process.exitCode = await runEmbedded({ stop: true });
- */
+/** Shows (or with `--stop`, stops) the embedded local worker. */
 export async function runEmbedded(flags: { stop?: boolean }): Promise<number> {
   if (flags.stop) {
     const stopped = await stopEmbeddedWorker();

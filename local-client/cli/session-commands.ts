@@ -1,9 +1,10 @@
 import { resolve } from "node:path";
-import { ApiError, withRetry } from "../api.ts";
+import { withRetry } from "../api.ts";
 import { applyChanges } from "../apply-changes.ts";
 import { assertSessionId } from "../sidecar.ts";
 import { terminalJson, terminalLine, terminalText } from "../terminal-text.ts";
-import { type Connection, connect, sourceHint } from "./connection.ts";
+import { errorText } from "./advice.ts";
+import { type Connection, connect } from "./connection.ts";
 import { EXIT, exitCodeForError } from "./exit-codes.ts";
 import { sessionDetails, sessionTable } from "./table.ts";
 
@@ -23,29 +24,28 @@ function err(message: string): void {
   process.stderr.write(`${terminalText(message)}\n`);
 }
 
-/** Runs `fn` with a connection; maps failures to a message on stderr and an exit code. */
+/**
+ * Runs `fn` with a connection; maps failures to a message on stderr (with advice, naming
+ * `sessionId` where it helps) and an exit code.
+ */
 async function withConnection(
   flags: ServerFlags,
   fn: (conn: Connection) => Promise<number>,
+  sessionId?: string,
 ): Promise<number> {
   let conn: Connection | null = null;
   try {
     conn = await connect(flags, { note: err, status: err });
     return await fn(conn);
   } catch (e) {
-    const hint =
-      conn && e instanceof ApiError && e.status === 0 ? ` (${sourceHint(conn.source)})` : "";
-    err(`planport: ${e instanceof Error ? e.message : String(e)}${hint}`);
+    err(`planport: ${errorText(e, { source: conn?.source, sessionId })}`);
     return exitCodeForError(e);
   } finally {
     await conn?.release().catch(() => {});
   }
 }
 
-/**
- * @example
- * process.exitCode = await runStatus("ses_…", { json: true });
- */
+/** `planport status <id>`: one session, as a table or (`--json`) as the API answered it. */
 export function runStatus(id: string, flags: ServerFlags): Promise<number> {
   return withConnection(flags, async ({ api }) => {
     assertSessionId(id);
@@ -57,10 +57,7 @@ export function runStatus(id: string, flags: ServerFlags): Promise<number> {
   });
 }
 
-/**
- * @example
- * process.exitCode = await runList({});
- */
+/** `planport list`: your sessions, newest first (at most `--limit`, 1–100). */
 export function runList(flags: ServerFlags & { limit?: string }): Promise<number> {
   return withConnection(flags, async ({ api }) => {
     const limit = flags.limit === undefined ? 50 : Number(flags.limit);
@@ -77,10 +74,8 @@ export function runList(flags: ServerFlags & { limit?: string }): Promise<number
 }
 
 /**
- * Archives the session (idempotent): the planner stops, the review page closes decisions.
- *
- * @example
- * process.exitCode = await runStop("ses_…", {});
+ * `planport stop <id>`: archives the session (idempotent); the planner stops, the review page
+ * closes decisions.
  */
 export function runStop(id: string, flags: ServerFlags): Promise<number> {
   return withConnection(flags, async ({ api }) => {
@@ -92,39 +87,38 @@ export function runStop(id: string, flags: ServerFlags): Promise<number> {
   });
 }
 
-/**
- * Prints the remote execution's diff, or applies it with `--apply`.
- *
- * @example
- * process.exitCode = await runPull("ses_…", { apply: true, repo: "." });
- */
+/** `planport pull <id>`: prints the remote execution's diff, or applies it with `--apply`. */
 export function runPull(
   id: string,
   flags: ServerFlags & { apply?: boolean; repo?: string },
 ): Promise<number> {
-  return withConnection(flags, async ({ api }) => {
-    assertSessionId(id);
-    const diff = await withRetry(() => api.changes(id));
-    if (!flags.apply) {
-      // Redirected, the diff is data and stays byte for byte; on a terminal it is for reading.
-      process.stdout.write(process.stdout.isTTY ? terminalText(diff) : diff);
-      if (diff === "") err(`session ${id} has no changes (yet)`);
+  return withConnection(
+    flags,
+    async ({ api }) => {
+      assertSessionId(id);
+      const diff = await withRetry(() => api.changes(id));
+      if (!flags.apply) {
+        // Redirected, the diff is data and stays byte for byte; on a terminal it is for reading.
+        process.stdout.write(process.stdout.isTTY ? terminalText(diff) : diff);
+        if (diff === "") err(`session ${id} has no changes (yet)`);
+        return EXIT.ok;
+      }
+      if (diff === "") {
+        err(`session ${id} has no changes to apply (yet)`);
+        return EXIT.ok;
+      }
+      const repo = resolve(flags.repo ?? process.cwd());
+      const { ok, output } = await applyChanges(repo, diff);
+      if (output) err(output);
+      if (!ok) {
+        err(
+          `planport: git apply --3way could not apply the changes in ${repo}; save them with \`planport pull ${id} > changes.diff\` and merge by hand`,
+        );
+        return EXIT.localFailure;
+      }
+      err(`applied the changes of ${id} in ${repo}`);
       return EXIT.ok;
-    }
-    if (diff === "") {
-      err(`session ${id} has no changes to apply (yet)`);
-      return EXIT.ok;
-    }
-    const repo = resolve(flags.repo ?? process.cwd());
-    const { ok, output } = await applyChanges(repo, diff);
-    if (output) err(output);
-    if (!ok) {
-      err(
-        `planport: git apply --3way could not apply the changes in ${repo}; save them with \`planport pull ${id} > changes.diff\` and merge by hand`,
-      );
-      return EXIT.localFailure;
-    }
-    err(`applied the changes of ${id} in ${repo}`);
-    return EXIT.ok;
-  });
+    },
+    id,
+  );
 }

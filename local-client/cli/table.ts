@@ -28,9 +28,6 @@ export function phaseLabel(phase: Session["phase"]): string {
 
 /**
  * One row per session: id, title, status, phase, rejections, age, review link.
- *
- * @example
- * console.log(sessionTable(list.data, Date.now()));
  */
 export function sessionTable(sessions: readonly Session[], nowMs: number): string {
   if (sessions.length === 0) return "No sessions yet. Start one with: planport plan <task…>";
@@ -58,9 +55,6 @@ export function sessionTable(sessions: readonly Session[], nowMs: number): strin
 
 /**
  * One session, field per line.
- *
- * @example
- * console.log(sessionDetails(session, Date.now()));
  */
 export function sessionDetails(s: Session, nowMs: number): string {
   const outcome = s.outcome

@@ -9,11 +9,10 @@ import {
   SESSION_ID_PATTERN,
   TextMessageSchema,
 } from "../protocol/index.ts";
-import { eventSeq } from "../session/ids.ts";
 import { NOT_FOUND } from "../session/result.ts";
 import { createSession, listSessions, sessionStub } from "../session/sessions.ts";
 import { type AppEnv, requireOwner, requireSessionAccess } from "./auth.ts";
-import { sendError, sendFailure, sendResult } from "./errors.ts";
+import { sendError, sendResult } from "./errors.ts";
 import { linkBase } from "./public-url.ts";
 import { limitPerOwner } from "./rate-limit.ts";
 import { jsonBodyLimit, readJson, readQuery } from "./validate.ts";
@@ -62,18 +61,11 @@ sessionRoutes.get("/v1/sessions/:id", ...sessionScope, async (c) => {
 sessionRoutes.get("/v1/sessions/:id/events", ...sessionScope, async (c) => {
   const query = readQuery(c, FeedQuerySchema);
   if (!query.ok) return sendError(c, query.error);
-  const cursor = query.value.after_id;
-  const afterSeq = cursor === undefined || cursor === "" ? 0 : eventSeq(cursor);
-  if (afterSeq === null) {
-    return sendFailure(
-      c,
-      400,
-      "invalid_cursor",
-      "after_id must be an event id such as evt_0000000000000042 (the last_id of a previous page).",
-    );
-  }
   const stub = sessionStub(c.env, c.req.param("id"));
-  return sendResult(c, await stub.events(c.get("access"), afterSeq, query.value.limit));
+  return sendResult(
+    c,
+    await stub.events(c.get("access"), query.value.after_id ?? "", query.value.limit),
+  );
 });
 
 sessionRoutes.get("/v1/sessions/:id/plan", ...sessionScope, async (c) => {

@@ -50,9 +50,6 @@ export function humanText(event: UserEvent): string {
 
 /**
  * The tool results a user event carries.
- *
- * @example
- * toolResults(event).map((r) => r.tool_use_id)
  */
 export function toolResults(event: Event): ToolResultBlock[] {
   if (event.type !== "user" || typeof event.message.content === "string") return [];
@@ -74,7 +71,7 @@ export function toolUses(event: AssistantEvent): ToolUseBlock[] {
  * engine attached to that human turn (or null); it is appended to the turn's text.
  *
  * @example
- * buildConversation(port.listEvents(), (id) => reminders.get(id) ?? null)
+ * buildConversation(events, (id) => reminders.get(id) ?? null) // [{ role: "user", content: […] }, …]
  */
 export function buildConversation(
   events: readonly Event[],
@@ -147,7 +144,7 @@ export function buildConversation(
  * that event. Empty when the newest assistant event is fully answered or there is none.
  *
  * @example
- * unansweredCalls(port.listEvents())?.calls.map((c) => c.id) // ["toolu_2"]
+ * unansweredCalls(events)?.calls.map((c) => c.id) // ["toolu_2"]
  */
 export function unansweredCalls(
   events: readonly Event[],

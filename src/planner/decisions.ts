@@ -1,15 +1,22 @@
 import {
+  type AnsweredBy,
   approvedPlanResult,
   type Comment,
+  type Event,
+  type NewEvent,
   neutralizeMarkers,
+  type PlanDecisionRecord,
   type ToolResultBlock,
   teleportResult,
 } from "../protocol/index.ts";
+import type { UserInput } from "./models/types.ts";
 
 /**
- * The tool results that answer a pending ExitPlanMode or AskUserQuestion. Pure: the session
- * Durable Object records the decision and appends exactly the block these return, in one
- * transaction, so a decision and its tool result can never be seen apart.
+ * The events that answer a pending ExitPlanMode or AskUserQuestion: the prose the model reads
+ * (and the markers a compatible poller scans) together with the same answer as data. Pure: the
+ * session Durable Object appends exactly the event these return, in the transaction that
+ * records the decision or closes the question, so the two can never be seen apart. Nothing of
+ * ours parses the prose back.
  */
 
 export type PlanDecision =
@@ -63,10 +70,22 @@ export function planDecisionResult(toolUseId: string, d: PlanDecision): ToolResu
   }
 }
 
-/** Starts the feedback section of a rejection (the offline planner reads it back). */
-export const FEEDBACK_HEADING = "Feedback from the user:";
-/** Starts the quoted-comments section of a rejection. */
-export const COMMENTS_HEADING = "Comments on passages of the plan:";
+/**
+ * The `user` event that answers an ExitPlanMode: the tool result, and the verdict as data.
+ *
+ * @example
+ * decisionEvent("toolu_1", { kind: "teleport", plan: "# Plan" }).decision // { tool_use_id: "toolu_1", kind: "teleport" }
+ */
+export function decisionEvent(toolUseId: string, d: PlanDecision): NewEvent {
+  return {
+    type: "user",
+    message: { role: "user", content: [planDecisionResult(toolUseId, d)] },
+    decision: { tool_use_id: toolUseId, kind: d.kind },
+  };
+}
+
+const FEEDBACK_HEADING = "Feedback from the user:";
+const COMMENTS_HEADING = "Comments on passages of the plan:";
 
 function rejectionText(feedback: string, comments: readonly Comment[], planPath: string): string {
   const parts = [
@@ -95,11 +114,27 @@ function quote(text: string): string {
 }
 
 /**
- * The tool result of an answered AskUserQuestion (all questions answered by the user).
+ * The `user` event that answers an AskUserQuestion: the tool result — the user's answers, or
+ * the AFK timeout's note with what was saved before it — and the answers as data.
  *
  * @example
- * answersResult("toolu_q", { "Which DB?": "Postgres" }).content
+ * answersEvent("toolu_q", { "Which DB?": "Postgres" }, "user").answers?.by // "user"
  */
+export function answersEvent(
+  toolUseId: string,
+  answers: Readonly<Record<string, string>>,
+  by: AnsweredBy,
+): NewEvent {
+  const block =
+    by === "user" ? answersResult(toolUseId, answers) : afkAnswersResult(toolUseId, answers);
+  return {
+    type: "user",
+    message: { role: "user", content: [block] },
+    answers: { tool_use_id: toolUseId, answers: { ...answers }, by },
+  };
+}
+
+/** The tool result of an answered AskUserQuestion (all questions answered by the user). */
 export function answersResult(
   toolUseId: string,
   answers: Readonly<Record<string, string>>,
@@ -113,15 +148,9 @@ export function answersResult(
   };
 }
 
-/** How the AFK answer starts (the offline planner recognises it). */
-export const AFK_LEAD = "The user did not answer in time and may be away; use your best judgment.";
+const AFK_LEAD = "The user did not answer in time and may be away; use your best judgment.";
 
-/**
- * The tool result when the AFK timeout answers for an absent user, with any partial answers.
- *
- * @example
- * afkAnswersResult("toolu_q", port.partialAnswers("toolu_q"))
- */
+/** The tool result when the AFK timeout answers for an absent user, with any partial answers. */
 export function afkAnswersResult(
   toolUseId: string,
   partial: Readonly<Record<string, string>>,
@@ -152,19 +181,38 @@ export function answerPairs(answers: Readonly<Record<string, string>>): string[]
 }
 
 /**
- * Reads the pairs of {@link answerPairs} back out of a tool result.
+ * The user's answers to tool calls as data, by tool_use_id, from the `answers` fields of the
+ * log and the session's decision records. Texts are as the tool results give them to the
+ * model (markers made inert, comments trimmed), so a planner that reads this instead of the
+ * prose (the offline planner) learns exactly what a model would.
  *
  * @example
- * parseAnswerPairs('User has answered your questions: "Which DB?"="Postgres".') // { "Which DB?": "Postgres" }
+ * userInputs(state.events, state.decisions).get("toolu_q") // { kind: "answers", answers: { … }, by: "user" }
  */
-export function parseAnswerPairs(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const m of text.matchAll(/("(?:[^"\\]|\\.)*")=("(?:[^"\\]|\\.)*")/g)) {
-    try {
-      out[JSON.parse(m[1]!) as string] = JSON.parse(m[2]!) as string;
-    } catch {
-      // not a pair we wrote; skip it
-    }
+export function userInputs(
+  events: readonly Event[],
+  decisions: readonly PlanDecisionRecord[],
+): Map<string, UserInput> {
+  const inputs = new Map<string, UserInput>();
+  for (const event of events) {
+    if (event.type !== "user" || event.answers === undefined) continue;
+    const { tool_use_id, answers, by } = event.answers;
+    const inert = Object.entries(answers).map(([q, a]) => [
+      neutralizeMarkers(q),
+      neutralizeMarkers(a),
+    ]);
+    inputs.set(tool_use_id, { kind: "answers", answers: Object.fromEntries(inert), by });
   }
-  return out;
+  for (const d of decisions) {
+    inputs.set(d.tool_use_id, {
+      kind: "decision",
+      decision: d.kind,
+      feedback: neutralizeMarkers((d.feedback ?? "").trim()),
+      comments: d.comments.map((c) => ({
+        quote: neutralizeMarkers(c.quote).trim(),
+        text: neutralizeMarkers(c.text.trim()),
+      })),
+    });
+  }
+  return inputs;
 }

@@ -5,7 +5,9 @@ import { EMPTY_SCHEDULE } from "./plan-mode/reminders.ts";
 /**
  * What the engine remembers between steps, stored by the session through
  * `saveEngineState` in the same transactions as the events it concerns. Everything else is
- * derived from the event log.
+ * derived from the session's records: the log, the waits (which calls were waited for) and the
+ * decisions. States saved before `openedWaits` moved to the waits table still parse: unknown
+ * fields are dropped.
  */
 export const EngineStateSchema = z.object({
   v: z.literal(1),
@@ -27,12 +29,13 @@ export const EngineStateSchema = z.object({
       planExists: z.boolean(),
     }),
   ),
-  /** Tool calls for which the engine opened a wait: their results are user input. */
-  openedWaits: z.array(z.string()),
   /**
    * How many times each tool call of the reply being worked on was started, saved before each
    * start: a call the session keeps dying in (a crash, a restart) is answered with an error
-   * instead of being run forever. Absent in states saved before it existed.
+   * instead of being run forever. Absent in states saved before it existed. Kept here rather
+   * than in a table of its own: only the engine reads it, it concerns the one reply being
+   * worked on (older counts are dropped), and it must land in the same write as the rest of
+   * the state the engine saves before a call starts.
    */
   toolAttempts: z.record(z.string(), z.number().int().positive()).default({}),
 });
@@ -44,16 +47,16 @@ export const INITIAL_ENGINE_STATE: EngineState = {
   schedule: EMPTY_SCHEDULE,
   lastHumanEventId: null,
   reminders: [],
-  openedWaits: [],
   toolAttempts: {},
 };
 
 /**
  * Reads the stored state; null (first step) gives the initial state. A stored value that does
- * not parse is an error (fail closed: the engine must not forget which waits it opened).
+ * not parse is an error (fail closed: the engine must not forget its reminder decisions, or the
+ * conversation it rebuilds would change under a cached prefix).
  *
  * @example
- * const loaded = parseEngineState(port.loadEngineState()); // { ok: true, value: state }
+ * const loaded = parseEngineState(port.loadState().engineState); // { ok: true, value: state }
  */
 export function parseEngineState(stored: unknown): Result<EngineState, string> {
   if (stored === null || stored === undefined) return ok(structuredClone(INITIAL_ENGINE_STATE));

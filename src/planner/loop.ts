@@ -1,13 +1,13 @@
-import {
-  type AssistantEvent,
-  type Event,
-  type NewEvent,
-  type Pending,
-  TOOL_NAMES,
-  type ToolUseBlock,
+import type {
+  Event,
+  NewEvent,
+  Pending,
+  PermissionMode,
+  PlanDecisionRecord,
+  ToolUseBlock,
 } from "../protocol/index.ts";
-import { humanText, isHumanTurn, unansweredCalls } from "./conversation.ts";
-import { afkAnswersResult } from "./decisions.ts";
+import { humanText, isHumanTurn, toolUses, unansweredCalls } from "./conversation.ts";
+import { answersEvent } from "./decisions.ts";
 import { type EngineState, parseEngineState } from "./engine-state.ts";
 import { assignReminders, buildRequest, normalizeContent } from "./model-request.ts";
 import { createPlanner } from "./models/index.ts";
@@ -19,8 +19,7 @@ import { runToolCalls } from "./tool-calls.ts";
 import {
   lastConversational,
   modelCallsSinceInput,
-  sessionOver,
-  toolResultEvent,
+  modelTurns,
   turnEndRecorded,
   turnSuccess,
 } from "./turns.ts";
@@ -35,9 +34,20 @@ export interface StepOptions {
 }
 
 const IDLE: StepResult = { next: "idle" };
+const CONTINUE: StepResult = { next: "continue" };
 
-function toolUses(content: AssistantEvent["message"]["content"]): ToolUseBlock[] {
-  return content.filter((b): b is ToolUseBlock => b.type === "tool_use");
+/**
+ * What one step works from: the session's state, read once when the step starts, and the log
+ * kept current with what the step itself appends. Events others append meanwhile (a message, a
+ * decision) are the next step's: each of them asks for one.
+ */
+interface Step {
+  readonly port: SessionPort;
+  readonly events: Event[];
+  readonly waitedCalls: ReadonlySet<string>;
+  readonly decisions: readonly PlanDecisionRecord[];
+  readonly mode: PermissionMode;
+  engine: EngineState;
 }
 
 /**
@@ -52,75 +62,112 @@ function toolUses(content: AssistantEvent["message"]["content"]): ToolUseBlock[]
  * teleported session is never stepped again.
  *
  * @example
- * // in SessionObject.alarm():
- * const next = await step(this.port, this.env);
+ * // SessionObject.alarm(), through its `planningStep` seam:
+ * const next = await step(this.port(), this.env);
  */
 export async function step(
   port: SessionPort,
   env: PlannerEnv,
   options: StepOptions = {},
 ): Promise<StepResult> {
-  const loaded = parseEngineState(port.loadEngineState());
-  if (!loaded.ok) {
-    if (!sessionOver(port.listEvents())) port.endSession("error_during_execution", loaded.error);
+  const state = port.loadState();
+  if (state.ended) return IDLE;
+  const engine = parseEngineState(state.engineState);
+  if (!engine.ok) {
+    port.endSession("error_during_execution", engine.error);
     return IDLE;
   }
-  if (sessionOver(port.listEvents())) return IDLE;
-  let state = writeOpening(port, loaded.value);
-  let events = port.listEvents();
-
-  // 1. Tool calls of the newest reply that have no result yet (first run, or after a crash).
-  const open = unansweredCalls(events);
-  const waiting = port.pendingWait();
-  const toRun = (open?.calls ?? []).filter(
-    (c) => c.id !== waiting?.tool_use_id && !state.openedWaits.includes(c.id),
+  const { events, waitedCalls, decisions, mode } = state;
+  const s: Step = { port, events, waitedCalls, decisions, mode, engine: engine.value };
+  openTask(s);
+  return (
+    (await resumeCalls(s)) ??
+    answerOrWait(s, state.wait) ??
+    endOfReply(s) ??
+    (await modelTurn(s, env, options))
   );
-  if (toRun.length > 0) {
-    state = await runToolCalls(port, state, toRun);
-    events = port.listEvents();
-    if (sessionOver(events)) return IDLE;
-    if (port.pendingWait() === null) return { next: "continue" };
-  }
+}
 
-  // 2. An open question or plan review: answer it for an absent user, or keep waiting.
-  const wait = port.pendingWait();
-  if (wait !== null) {
-    const deadline = afkDeadline(port, wait);
-    if (deadline === null || port.now() < deadline) {
-      recordTurnEnd(port, events, state, false);
-      return deadline === null ? { next: "wait" } : { next: "wait", wakeAt: deadline };
-    }
-    const partial = port.partialAnswers(wait.tool_use_id);
-    port.transaction(() => {
-      port.appendEvents([toolResultEvent(afkAnswersResult(wait.tool_use_id, partial))]);
-      port.closeWait(wait.tool_use_id);
-    });
-    events = port.listEvents();
-  }
+/** Appends to the log and to the step's copy of it; returns the events as stored. */
+function append(s: Step, events: readonly NewEvent[]): Event[] {
+  const stored = s.port.appendEvents(events);
+  s.events.push(...stored);
+  return stored;
+}
 
-  // 3. A reply without tool calls ended the turn: nothing to do until the user writes.
-  const last = lastConversational(events);
-  if (last?.type === "assistant" && !last.message.content.some((b) => b.type === "tool_use")) {
-    recordTurnEnd(port, events, state, true);
-    return IDLE;
-  }
+/**
+ * On the first step: the task as the first user message (the session stores the prompt but
+ * does not log it; a message the user sent before the first step comes before it, and the
+ * engine never writes the task twice).
+ */
+function openTask(s: Step): void {
+  if (s.engine.opened) return;
+  const prompt = s.port.facts.prompt;
+  const logged = s.events.some((e) => isHumanTurn(e) && humanText(e) === prompt);
+  const opened: EngineState = { ...s.engine, opened: true };
+  s.port.transaction(() => {
+    if (!logged && prompt.trim() !== "")
+      append(s, [{ type: "user", message: { role: "user", content: prompt } }]);
+    s.port.saveEngineState(opened);
+  });
+  s.engine = opened;
+}
 
-  // 4. One model call.
-  state = assignReminders(port, events, state);
-  const maxTurns = port.facts.maxTurns;
-  const calls = modelCallsSinceInput(events, state.openedWaits);
+/**
+ * Tool calls of the newest reply that have no result yet (first run, or after a crash), or
+ * null when there are none. Calls a wait was opened for are answered by the user, not run.
+ */
+async function resumeCalls(s: Step): Promise<StepResult | null> {
+  const open = unansweredCalls(s.events)?.calls ?? [];
+  const toRun = open.filter((c) => !s.waitedCalls.has(c.id));
+  if (toRun.length === 0) return null;
+  return runCalls(s, toRun);
+}
+
+/**
+ * An open question or plan review: keep waiting (recording the turn's end), or, once the AFK
+ * timeout passed, answer the question for the absent user and go on (null).
+ */
+function answerOrWait(s: Step, wait: Pending | null): StepResult | null {
+  if (wait === null) return null;
+  const deadline = afkDeadline(s.port, wait);
+  if (deadline === null || s.port.now() < deadline) {
+    recordTurnEnd(s, false);
+    return waiting(deadline);
+  }
+  const partial = s.port.partialAnswers(wait.tool_use_id);
+  s.port.transaction(() => {
+    append(s, [answersEvent(wait.tool_use_id, partial, "afk")]);
+    s.port.closeWait(wait.tool_use_id);
+  });
+  return null;
+}
+
+/** A reply without tool calls ended the turn: nothing to do until the user writes. */
+function endOfReply(s: Step): StepResult | null {
+  const last = lastConversational(s.events);
+  if (last?.type !== "assistant" || toolUses(last).length > 0) return null;
+  recordTurnEnd(s, true);
+  return IDLE;
+}
+
+/** One model call, its reply stored, and the tool calls it asked for. */
+async function modelTurn(s: Step, env: PlannerEnv, options: StepOptions): Promise<StepResult> {
+  s.engine = assignReminders(s.port, s.events, s.engine, s.mode);
+  const maxTurns = s.port.facts.maxTurns;
+  const calls = modelCallsSinceInput(s.events, s.waitedCalls);
   if (calls >= maxTurns) {
-    port.endSession(
+    s.port.endSession(
       "error_max_turns",
       `The planner made ${calls} model calls in a row without input from you (the limit is ${maxTurns}), so the session stopped. Start a new session with a narrower task, or raise PLANPORT_MAX_TURNS.`,
     );
     return IDLE;
   }
 
-  const planner = options.planner ?? createPlanner(port.facts, env);
+  const planner = options.planner ?? createPlanner(s.port.facts, env);
   let turn: ModelTurn;
   try {
-    turn = await callPlanner(planner, buildRequest(port, events, state, options.signal), {
+    turn = await callPlanner(planner, buildRequest(s.port, s, options.signal), {
       ...retryPolicyFromEnv(env),
       ...options.retry,
     });
@@ -129,8 +176,8 @@ export async function step(
       error instanceof ModelCallError ? error.message : `The planner failed: ${String(error)}`;
     // Provider messages do not all end a sentence ("…sent an answer that is not JSON").
     const sentence = /[.!?]$/.test(message) ? message : `${message}.`;
-    if (!sessionOver(port.listEvents())) {
-      port.endSession(
+    if (!s.port.hasEnded()) {
+      s.port.endSession(
         "error_during_execution",
         `${sentence} The session stopped; start a new session to try again.`,
       );
@@ -138,11 +185,11 @@ export async function step(
     return IDLE;
   }
   // The user may have archived the session while the model was thinking.
-  if (sessionOver(port.listEvents())) return IDLE;
+  if (s.port.hasEnded()) return IDLE;
 
-  const content = normalizeContent(turn, events, port.facts.id);
-  const stored = port.transaction(() => {
-    const [reply] = port.appendEvents([
+  const content = normalizeContent(turn, s.events, s.port.facts.id);
+  const [reply] = s.port.transaction(() => {
+    const stored = append(s, [
       {
         type: "assistant",
         message: {
@@ -153,58 +200,36 @@ export async function step(
         },
       },
     ]);
-    port.addUsage(turn.usage);
-    return reply;
+    s.port.addUsage(turn.usage);
+    return stored;
   });
 
   // The calls as stored (an oversized reply is shortened there): a replay after a crash runs
   // exactly these, so the first run must too.
-  const requested = stored?.type === "assistant" ? toolUses(stored.message.content) : [];
+  const requested = reply?.type === "assistant" ? toolUses(reply) : [];
   if (requested.length === 0) {
-    recordTurnEnd(port, port.listEvents(), state, true);
+    recordTurnEnd(s, true);
     return IDLE;
   }
-  state = await runToolCalls(port, state, requested);
-  events = port.listEvents();
-  if (sessionOver(events)) return IDLE;
-  const opened = port.pendingWait();
-  if (opened === null) return { next: "continue" };
-  recordTurnEnd(port, events, state, false);
-  const deadline = afkDeadline(port, opened);
-  return deadline === null ? { next: "wait" } : { next: "wait", wakeAt: deadline };
+  return runCalls(s, requested);
 }
 
 /**
- * On the first step: `system/init` unless the session wrote it, and the task as the first user
- * message (the session stores the prompt but does not log it; a message the user sent before
- * the first step comes before it, and the engine never writes the task twice).
+ * Runs tool calls, then says what follows: nothing after the end, the next step when no wait
+ * opened, else the wait (the turn's end recorded). A question already due (its AFK timeout
+ * passed while the calls ran) is answered by the next step, from fresh state.
  */
-function writeOpening(port: SessionPort, state: EngineState): EngineState {
-  if (state.opened) return state;
-  const events = port.listEvents();
-  const opening: NewEvent[] = [];
-  if (!events.some((e) => e.type === "system" && e.subtype === "init")) {
-    opening.push({
-      type: "system",
-      subtype: "init",
-      permission_mode: port.permissionMode(),
-      planner: port.facts.planner,
-      tools: [...TOOL_NAMES],
-      session_id: port.facts.id,
-      plan_file: port.facts.planPath,
-    });
-  }
-  const prompt = port.facts.prompt;
-  const logged = events.some((e) => e.type === "user" && isHumanTurn(e) && humanText(e) === prompt);
-  if (!logged && prompt.trim() !== "") {
-    opening.push({ type: "user", message: { role: "user", content: prompt } });
-  }
-  const opened: EngineState = { ...state, opened: true };
-  port.transaction(() => {
-    if (opening.length > 0) port.appendEvents(opening);
-    port.saveEngineState(opened);
-  });
-  return opened;
+async function runCalls(s: Step, calls: readonly ToolUseBlock[]): Promise<StepResult> {
+  const run = await runToolCalls(s.port, s.engine, calls);
+  s.engine = run.engine;
+  s.events.push(...run.appended);
+  if (s.port.hasEnded()) return IDLE;
+  const wait = s.port.pendingWait();
+  if (wait === null) return CONTINUE;
+  const deadline = afkDeadline(s.port, wait);
+  if (deadline !== null && s.port.now() >= deadline) return CONTINUE;
+  recordTurnEnd(s, false);
+  return waiting(deadline);
 }
 
 /**
@@ -212,18 +237,17 @@ function writeOpening(port: SessionPort, state: EngineState): EngineState {
  * write of a turn and its result still gets exactly one). A finished reply after approval also
  * marks remote execution finished.
  */
-function recordTurnEnd(
-  port: SessionPort,
-  events: readonly Event[],
-  state: EngineState,
-  replied: boolean,
-): void {
-  if (turnEndRecorded(events)) return;
-  const numTurns = modelCallsSinceInput(events, state.openedWaits);
-  port.transaction(() => {
-    port.appendEvents([turnSuccess(numTurns)]);
-    if (replied && port.permissionMode() !== "plan") port.finishExecution();
+function recordTurnEnd(s: Step, replied: boolean): void {
+  if (turnEndRecorded(s.events)) return;
+  s.port.transaction(() => {
+    append(s, [turnSuccess(modelTurns(s.events))]);
+    // Read now, not from the step's start: an approval may have arrived during the model call.
+    if (replied && s.port.permissionMode() !== "plan") s.port.finishExecution();
   });
+}
+
+function waiting(deadline: number | null): StepResult {
+  return deadline === null ? { next: "wait" } : { next: "wait", wakeAt: deadline };
 }
 
 /** When the AFK timeout answers the open question, or null (off, or a plan review). */

@@ -1,5 +1,6 @@
-import type { Event } from "../protocol/index.ts";
+import type { Event, PermissionMode, PlanDecisionRecord } from "../protocol/index.ts";
 import { buildConversation, isHumanTurn } from "./conversation.ts";
+import { userInputs } from "./decisions.ts";
 import type { EngineState } from "./engine-state.ts";
 import type { ModelRequest, ModelTurn } from "./models/types.ts";
 import { reminderText, SYSTEM_PROMPT } from "./plan-mode/prompts.ts";
@@ -19,14 +20,12 @@ export const MAX_OUTPUT_TOKENS = 16_384;
 /**
  * Decides the reminder of every human turn the schedule has not seen yet (by the pure
  * schedule in plan-mode/reminders.ts) and stores the decisions, so rebuilding is stable.
- *
- * @example
- * state = assignReminders(port, port.listEvents(), state);
  */
 export function assignReminders(
   port: SessionPort,
   events: readonly Event[],
   state: EngineState,
+  mode: PermissionMode,
 ): EngineState {
   const start =
     state.lastHumanEventId === null
@@ -36,7 +35,7 @@ export function assignReminders(
   if (fresh.length === 0) return state;
   let { schedule } = state;
   const reminders = [...state.reminders];
-  const inPlanMode = port.permissionMode() === "plan";
+  const inPlanMode = mode === "plan";
   const planExists = port.readPlan() !== null;
   for (const turn of fresh) {
     const next = nextReminder(schedule, inPlanMode);
@@ -53,20 +52,23 @@ export function assignReminders(
   return updated;
 }
 
-/**
- * The model request for the conversation so far.
- *
- * @example
- * const turn = await planner.next(buildRequest(port, events, state));
- */
+/** What a model request is built from: the session as the step knows it. */
+export interface RequestSource {
+  events: readonly Event[];
+  decisions: readonly PlanDecisionRecord[];
+  engine: EngineState;
+  mode: PermissionMode;
+}
+
+/** The model request for the conversation so far. */
 export function buildRequest(
   port: SessionPort,
-  events: readonly Event[],
-  state: EngineState,
+  source: RequestSource,
   signal?: AbortSignal,
 ): ModelRequest {
   const { facts } = port;
-  const byEvent = new Map(state.reminders.map((r) => [r.eventId, r]));
+  const { events, engine, mode } = source;
+  const byEvent = new Map(engine.reminders.map((r) => [r.eventId, r]));
   const messages = buildConversation(events, (eventId) => {
     const r = byEvent.get(eventId);
     return r
@@ -82,8 +84,9 @@ export function buildRequest(
     system: SYSTEM_PROMPT,
     tools: TOOL_SPECS,
     messages,
+    inputs: userInputs(events, source.decisions),
     maxOutputTokens: MAX_OUTPUT_TOKENS,
-    context: { sessionId: facts.id, mode: port.permissionMode(), planPath: facts.planPath },
+    context: { sessionId: facts.id, mode, planPath: facts.planPath },
     signal,
   };
 }
@@ -91,9 +94,6 @@ export function buildRequest(
 /**
  * The reply as it is stored: tool calls get an id when the model gave none or one the log
  * already holds (results pair by id, so ids must be unique), and an empty reply says so.
- *
- * @example
- * const content = normalizeContent(turn, port.listEvents(), port.facts.id);
  */
 export function normalizeContent(
   turn: ModelTurn,

@@ -1,4 +1,11 @@
-import { type PermissionMode, unsafeRepoName } from "../protocol/index.ts";
+import {
+  type PermissionMode,
+  READ_ONLY_TOOLS,
+  TOOL_NAMES,
+  unsafeRepoName,
+  WAIT_TOOLS,
+  WRITE_TOOLS,
+} from "../protocol/index.ts";
 import { PLANS_DIR, parseRepoPath, REPO_ROOT } from "./paths.ts";
 
 /**
@@ -18,10 +25,6 @@ import { PLANS_DIR, parseRepoPath, REPO_ROOT } from "./paths.ts";
  *   absolute paths outside `/repo` are refused in every mode.
  * - Anything else — unknown tools, malformed input, unexpected fields on a write — is denied.
  */
-
-export const READ_ONLY_TOOLS = ["Read", "Glob", "Grep", "LS"] as const;
-export const INTERACTION_TOOLS = ["AskUserQuestion", "ExitPlanMode"] as const;
-export const WRITE_TOOLS = ["Write", "Edit"] as const;
 
 /** The fields each write tool may carry; anything else is refused (it could mean a second target). */
 const WRITE_TOOL_FIELDS: Record<(typeof WRITE_TOOLS)[number], readonly string[]> = {
@@ -55,15 +58,13 @@ export interface ToolCallRequest {
  */
 export function decidePermission(call: ToolCallRequest): PermissionDecision {
   const { tool } = call;
-  if (isOneOf(READ_ONLY_TOOLS, tool) || isOneOf(INTERACTION_TOOLS, tool)) {
+  if (isOneOf(READ_ONLY_TOOLS, tool) || isOneOf(WAIT_TOOLS, tool)) {
     return isPlainObject(call.input)
       ? { behavior: "allow" }
       : deny(`The input of ${tool} must be a JSON object.`);
   }
   if (!isOneOf(WRITE_TOOLS, tool)) {
-    return deny(
-      `There is no tool named "${tool}". Use one of: Read, Glob, Grep, LS, Write, Edit, AskUserQuestion, ExitPlanMode.`,
-    );
+    return deny(`There is no tool named "${tool}". Use one of: ${TOOL_NAMES.join(", ")}.`);
   }
   return decideWrite(call.mode, tool, call.input, call.planPath);
 }

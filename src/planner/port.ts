@@ -3,10 +3,13 @@ import type {
   NewEvent,
   Pending,
   PermissionMode,
+  PlanDecisionRecord,
   PlanFile,
+  ResolvedPlanner,
   ScriptedTurn,
   Usage,
 } from "../protocol/index.ts";
+import type { SnapshotEntry, SnapshotFiles } from "../snapshot/files.ts";
 
 /**
  * The one small interface between the planning engine and the session that hosts it.
@@ -24,18 +27,21 @@ export interface SessionPort {
   /** Runs `fn` as one SQLite transaction: all of its writes land, or none do. */
   transaction<T>(fn: () => T): T;
 
+  /**
+   * Everything a step starts from, in one read: the log is read and parsed once per step (the
+   * step keeps its copy current with what {@link appendEvents} returns).
+   */
+  loadState(): SessionState;
+  /** Whether the session has ended; a step asks again after each wait for the model or a tool. */
+  hasEnded(): boolean;
+
   /** Appends events to the log (ids and times assigned here) and returns them as stored. */
   appendEvents(events: readonly NewEvent[]): Event[];
-  /** The whole log, oldest first (the engine rebuilds the model conversation from it). */
-  listEvents(): Event[];
 
   /** `plan` while planning; the restored mode after an approval. */
   permissionMode(): PermissionMode;
-  /** The mode an approval returns to. */
-  prePlanMode(): PermissionMode;
 
-  /** The engine's own persisted state (turn counters, reminder schedule…); null before the first step. */
-  loadEngineState(): unknown;
+  /** Stores the engine's own state (see {@link SessionState.engineState}). */
   saveEngineState(state: unknown): void;
 
   readPlan(): PlanFile | null;
@@ -78,13 +84,30 @@ export interface SessionPort {
   now(): number;
 }
 
+/** The session as one step of the engine finds it. */
+export interface SessionState {
+  /** The whole log, oldest first (the engine rebuilds the model conversation from it). */
+  events: Event[];
+  /** Archived, teleported or ended with an error: nothing may run any more. */
+  ended: boolean;
+  mode: PermissionMode;
+  /** The open wait, if any. */
+  wait: Pending | null;
+  /** Every call a wait was opened for, open or closed: their tool results are user input. */
+  waitedCalls: ReadonlySet<string>;
+  /** The decided ExitPlanMode calls, oldest first. */
+  decisions: readonly PlanDecisionRecord[];
+  /** The engine's own persisted state (reminder schedule, tool attempts…); null before the first step. */
+  engineState: unknown;
+}
+
 /** What the session was created with; fixed for its life. */
 export interface SessionFacts {
   id: string;
   title: string;
   prompt: string;
   /** The resolved planner (never `auto`). */
-  planner: "offline" | "anthropic" | "openai" | "workers-ai" | "scripted";
+  planner: ResolvedPlanner;
   /** Virtual path of the single writable plan file, outside the repository tree. */
   planPath: string;
   /** Custom planning instructions (replace the middle of the workflow), or null. */
@@ -97,25 +120,11 @@ export interface SessionFacts {
   snapshotId: string | null;
 }
 
-/** A file of the uploaded repository snapshot. */
-export interface SnapshotEntry {
-  /** Relative POSIX path inside the repository, no leading `./` or `/`. */
-  path: string;
-  size: number;
-}
-
-/** Read access to the repository snapshot (R2 packs + file index). */
-export interface SnapshotFiles {
-  /** Every file, sorted by path. Empty when the session has no snapshot. */
-  list(): Promise<readonly SnapshotEntry[]>;
-  /** A file's UTF-8 text, or null when it is not in the snapshot. */
-  read(path: string): Promise<string | null>;
-  /**
-   * Streams file texts in index order with bounded memory (one pack at a time), for Grep.
-   * `filter` skips paths before their bytes are fetched.
-   */
-  scan(filter?: (path: string) => boolean): AsyncIterable<{ path: string; text: string }>;
-}
+/**
+ * The snapshot as the tools read it. Defined by the snapshot module (`src/snapshot/files.ts`,
+ * a leaf that imports nothing), which implements it over R2; the planner only holds the type.
+ */
+export type { SnapshotEntry, SnapshotFiles };
 
 /** What the hosting session does after a step. */
 export type StepResult =
@@ -135,7 +144,10 @@ export interface PlannerEnv {
   OPENAI_BASE_URL?: string;
   OPENAI_MODEL?: string;
   AI?: Ai;
-  /** Model-call retry policy (`models/retry-config.ts`); unset = the defaults. */
+  /**
+   * Model calls (`models/retry-config.ts`): one attempt's timeout, attempts in total, first
+   * backoff (all milliseconds but attempts); unset = the defaults.
+   */
   PLANPORT_MODEL_TIMEOUT_MS?: string;
   PLANPORT_MODEL_ATTEMPTS?: string;
   PLANPORT_MODEL_BACKOFF_MS?: string;

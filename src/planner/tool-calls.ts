@@ -1,12 +1,10 @@
-import type { ToolUseBlock } from "../protocol/index.ts";
+import { type Event, type ToolUseBlock, WAIT_TOOLS } from "../protocol/index.ts";
 import type { EngineState } from "./engine-state.ts";
 import { decidePermission } from "./permissions.ts";
 import type { SessionPort } from "./port.ts";
 import { findTool, type ToolOutcome, Workspace } from "./tools/index.ts";
 import { yieldToEventLoop } from "./tools/scan-budget.ts";
 import { toolResultEvent } from "./turns.ts";
-
-const WAIT_TOOLS = new Set(["AskUserQuestion", "ExitPlanMode"]);
 
 /**
  * Times a tool call is started before the engine gives up on it. A start that never produced
@@ -16,6 +14,15 @@ const WAIT_TOOLS = new Set(["AskUserQuestion", "ExitPlanMode"]);
  */
 export const MAX_TOOL_ATTEMPTS = 2;
 
+/** What running a batch of calls did. */
+export interface CallsRun {
+  engine: EngineState;
+  /** The events appended, as stored. */
+  appended: Event[];
+  /** The call a wait was opened for, if one was (a batch opens at most one). */
+  opened: string | null;
+}
+
 /**
  * Runs tool calls in order, each through the permission check, and persists each one's effect
  * together with its tool result in one transaction (a restart re-runs only calls without a
@@ -23,58 +30,57 @@ export const MAX_TOOL_ATTEMPTS = 2;
  * interrupted {@link MAX_TOOL_ATTEMPTS} times ends as an error result instead. A question or
  * plan review opens a wait instead of answering; only one wait can be open, so a second wait
  * call in the same reply is refused.
- *
- * @example
- * state = await runToolCalls(port, state, toolUses(assistantEvent));
  */
 export async function runToolCalls(
   port: SessionPort,
-  state: EngineState,
+  engine: EngineState,
   calls: readonly ToolUseBlock[],
-): Promise<EngineState> {
+): Promise<CallsRun> {
   const planPath = port.facts.planPath;
   const workspace = new Workspace(port, planPath);
   const batch = new Set(calls.map((c) => c.id));
-  let current = state;
+  const run: CallsRun = { engine, appended: [], opened: null };
   for (const call of calls) {
-    const attempts = current.toolAttempts[call.id] ?? 0;
-    let outcome: ToolOutcome;
-    if (attempts >= MAX_TOOL_ATTEMPTS) outcome = notFinished(call, attempts);
+    const attempts = run.engine.toolAttempts[call.id] ?? 0;
+    let answer: CallAnswer;
+    if (attempts >= MAX_TOOL_ATTEMPTS) answer = notFinished(call, attempts);
     else {
-      current = recordStart(current, call.id, batch);
-      const started = current;
+      run.engine = recordStart(run.engine, call.id, batch);
+      const started = run.engine;
       port.transaction(() => port.saveEngineState(started));
       // Let the runtime commit that write before the call runs: a call that then hangs the
       // isolate must not take its own start record down with it.
       await yieldToEventLoop();
-      const mode = port.permissionMode();
-      outcome = await outcomeOf(port, workspace, call, mode, planPath);
+      answer = await answerOf(port, workspace, call, planPath);
     }
-    if (outcome.kind === "wait") {
-      const next: EngineState = { ...current, openedWaits: [...current.openedWaits, call.id] };
-      const wait = outcome.wait;
-      port.transaction(() => {
-        port.openWait({ kind: wait.kind, tool_use_id: call.id, input: wait.input });
-        port.saveEngineState(next);
-      });
-      current = next;
+    if (answer.kind === "wait") {
+      const wait = answer.wait;
+      port.transaction(() =>
+        port.openWait({ kind: wait.kind, tool_use_id: call.id, input: wait.input }),
+      );
+      run.opened = call.id;
       continue;
     }
-    const result = outcome;
-    port.transaction(() => {
-      result.apply?.();
-      port.appendEvents([
-        toolResultEvent({
-          type: "tool_result",
-          tool_use_id: call.id,
-          content: result.content,
-          is_error: result.isError,
-        }),
+    const result = answer;
+    const stored = port.transaction(() => {
+      if (result.kind === "result") result.apply?.();
+      const event = toolResultEvent({
+        type: "tool_result",
+        tool_use_id: call.id,
+        content: result.kind === "denied" ? `Permission denied: ${result.reason}` : result.content,
+        is_error: result.kind === "denied" || result.isError,
+      });
+      return port.appendEvents([
+        result.kind === "denied" ? { ...event, permission_denied: true } : event,
       ]);
     });
+    run.appended.push(...stored);
   }
-  return current;
+  return run;
 }
+
+/** A tool's outcome, or the permission check's refusal (the call did not run). */
+type CallAnswer = ToolOutcome | { kind: "denied"; reason: string };
 
 /**
  * The state with one more start of `id`. Only calls of the current batch are kept: the calls
@@ -98,21 +104,19 @@ function notFinished(call: ToolUseBlock, attempts: number): ToolOutcome {
   };
 }
 
-async function outcomeOf(
+async function answerOf(
   port: SessionPort,
   workspace: Workspace,
   call: ToolUseBlock,
-  mode: ReturnType<SessionPort["permissionMode"]>,
   planPath: string,
-): Promise<ToolOutcome> {
+): Promise<CallAnswer> {
+  const mode = port.permissionMode();
   const permission = decidePermission({ mode, tool: call.name, input: call.input, planPath });
-  if (permission.behavior === "deny") {
-    return { kind: "result", content: `Permission denied: ${permission.reason}`, isError: true };
-  }
+  if (permission.behavior === "deny") return { kind: "denied", reason: permission.reason };
   const tool = findTool(call.name);
   if (tool === undefined)
     return { kind: "result", content: `There is no tool named "${call.name}".`, isError: true };
-  if (WAIT_TOOLS.has(call.name) && port.pendingWait() !== null) {
+  if ((WAIT_TOOLS as readonly string[]).includes(call.name) && port.pendingWait() !== null) {
     return {
       kind: "result",
       content: `${call.name} did not run: another question or plan review is already waiting for the user. Call it again after that one is answered.`,

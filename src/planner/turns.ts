@@ -1,11 +1,4 @@
-import {
-  ENDING_RESULT_SUBTYPES,
-  type Event,
-  type NewEvent,
-  TELEPORT_SENTINEL,
-  type ToolResultBlock,
-  toolResultText,
-} from "../protocol/index.ts";
+import type { Event, NewEvent, ToolResultBlock } from "../protocol/index.ts";
 import { isHumanTurn, toolResults } from "./conversation.ts";
 
 /**
@@ -13,44 +6,38 @@ import { isHumanTurn, toolResults } from "./conversation.ts";
  *
  * A *turn* runs from a piece of user input to the point where the session stops to wait: user
  * input is a human message or the answer to a wait the engine opened (a question answered, a
- * plan decided, the AFK timeout answering). `num_turns` in `result/success` and the max-turns
- * limit both count the model calls of the current turn: max turns means "this many model calls
- * in a row without hearing from the user".
+ * plan decided, the AFK timeout answering). Two counts, each with one meaning:
+ * - `num_turns` of every result event: the model calls of the whole session so far
+ *   ({@link modelTurns}, docs/PROTOCOL.md "Event");
+ * - the max-turns limit: the model calls since the newest user input
+ *   ({@link modelCallsSinceInput}): "this many calls in a row without hearing from the user".
  */
 
 /**
- * True once the session must never call the model again: an ending result (error, max turns,
- * archived) was written, or the plan was teleported (the archive follows; the teleport alone
- * is already final — one execution point).
+ * Model calls in the session so far: the assistant events of the log.
  *
  * @example
- * if (sessionOver(port.listEvents())) return { next: "idle" };
+ * modelTurns(events) // 3 after three replies, whatever the user said in between
  */
-export function sessionOver(events: readonly Event[]): boolean {
-  return events.some(
-    (e) =>
-      (e.type === "result" && ENDING_RESULT_SUBTYPES.includes(e.subtype)) ||
-      toolResults(e).some(
-        (r) => r.is_error === true && toolResultText(r.content).includes(TELEPORT_SENTINEL),
-      ),
-  );
+export function modelTurns(events: readonly Event[]): number {
+  return events.reduce((n, e) => (e.type === "assistant" ? n + 1 : n), 0);
 }
 
 /**
- * Model calls since the newest user input.
+ * Model calls since the newest user input: a human message, or the tool result of a call the
+ * engine opened a wait for.
  *
  * @example
- * modelCallsSinceInput(events, state.openedWaits) // 3
+ * modelCallsSinceInput(state.events, state.waitedCalls) // 3
  */
 export function modelCallsSinceInput(
   events: readonly Event[],
-  openedWaits: readonly string[],
+  waitedCalls: ReadonlySet<string>,
 ): number {
-  const waits = new Set(openedWaits);
   let calls = 0;
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
-    if (isHumanTurn(e) || toolResults(e).some((r) => waits.has(r.tool_use_id))) break;
+    if (isHumanTurn(e) || toolResults(e).some((r) => waitedCalls.has(r.tool_use_id))) break;
     if (e.type === "assistant") calls++;
   }
   return calls;
@@ -85,22 +72,12 @@ export function turnEndRecorded(events: readonly Event[]): boolean {
   return true;
 }
 
-/**
- * The `result/success` event that ends a turn (not the session).
- *
- * @example
- * port.appendEvents([turnSuccess(3)]);
- */
+/** The `result/success` event that ends a turn (not the session). */
 export function turnSuccess(numTurns: number): NewEvent {
   return { type: "result", subtype: "success", is_error: false, num_turns: numTurns };
 }
 
-/**
- * The `user` event that carries one tool result.
- *
- * @example
- * port.appendEvents([toolResultEvent(answersResult(id, answers))]);
- */
+/** The `user` event that carries one tool result. */
 export function toolResultEvent(block: ToolResultBlock): NewEvent {
   return { type: "user", message: { role: "user", content: [block] } };
 }

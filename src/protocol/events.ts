@@ -1,22 +1,20 @@
 import { z } from "zod";
 
 /**
- * The event feed, in the Claude Agent SDK message style (CONTRACT.md "Event"). Every step of a
- * remote session is one of these, appended to the session's log; the poller and the review page
- * read nothing else.
+ * The event feed, in the Claude Agent SDK message style (docs/PROTOCOL.md "Event"). Every step
+ * of a remote session is one of these, appended to the session's log; the poller and the review
+ * page read nothing else.
  */
 
+/** Tools that only look: allowed in every mode. */
+export const READ_ONLY_TOOLS = ["Read", "Glob", "Grep", "LS"] as const;
+/** Tools that change a file: the plan file in plan mode, repository paths after approval. */
+export const WRITE_TOOLS = ["Write", "Edit"] as const;
+/** Tools that open a wait for the user (a question, a plan review) instead of answering. */
+export const WAIT_TOOLS = ["AskUserQuestion", "ExitPlanMode"] as const;
+
 /** The tools a planning session offers, in the order `system/init` lists them. */
-export const TOOL_NAMES = [
-  "Read",
-  "Glob",
-  "Grep",
-  "LS",
-  "Write",
-  "Edit",
-  "AskUserQuestion",
-  "ExitPlanMode",
-] as const;
+export const TOOL_NAMES = [...READ_ONLY_TOOLS, ...WRITE_TOOLS, ...WAIT_TOOLS] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /**
@@ -112,6 +110,22 @@ export const EventDecisionSchema = z.object({
 });
 export type EventDecision = z.infer<typeof EventDecisionSchema>;
 
+/** Who answered an AskUserQuestion: the user, or the AFK timeout for an absent user. */
+export const ANSWERED_BY = ["user", "afk"] as const;
+export type AnsweredBy = (typeof ANSWERED_BY)[number];
+
+/**
+ * The answers an AskUserQuestion tool result carries, as data (question text → answer; for the
+ * AFK timeout, the answers saved before it). Only the server writes it; the prose in `content`
+ * is for the model.
+ */
+export const EventAnswersSchema = z.object({
+  tool_use_id: z.string(),
+  answers: z.record(z.string(), z.string()),
+  by: z.enum(ANSWERED_BY),
+});
+export type EventAnswers = z.infer<typeof EventAnswersSchema>;
+
 export const UserEventSchema = z.object({
   ...eventBase,
   type: z.literal("user"),
@@ -119,8 +133,12 @@ export const UserEventSchema = z.object({
     role: z.literal("user"),
     content: z.union([z.string(), z.array(z.union([ToolResultBlockSchema, TextBlockSchema]))]),
   }),
-  /** Set on the event that answers an ExitPlanMode (beyond CONTRACT: an extra field). */
+  /** Set on the event that answers an ExitPlanMode (an extra field beyond the SDK shape). */
   decision: EventDecisionSchema.optional(),
+  /** Set on the event that answers an AskUserQuestion. */
+  answers: EventAnswersSchema.optional(),
+  /** True on the tool result of a call the permission check refused (nothing ran). */
+  permission_denied: z.boolean().optional(),
 });
 
 export const ResultEventSchema = z.object({
@@ -128,6 +146,7 @@ export const ResultEventSchema = z.object({
   type: z.literal("result"),
   subtype: z.string(),
   is_error: z.boolean(),
+  /** Model calls (assistant events) in the whole session so far, the same on every result. */
   num_turns: z.number().int().nonnegative(),
   /** A readable sentence for the ending subtypes (what failed, what to do). */
   message: z.string().optional(),
@@ -167,7 +186,7 @@ export type FeedPage = z.infer<typeof FeedPageSchema>;
 export const FEED_LIMIT_DEFAULT = 100;
 export const FEED_LIMIT_MAX = 1000;
 
-/** The text of a tool result, whichever of the two CONTRACT forms it came in. */
+/** The text of a tool result, whichever of the two protocol forms it came in. */
 export function toolResultText(content: ToolResultBlock["content"]): string {
   return typeof content === "string" ? content : content.map((b) => b.text).join("");
 }

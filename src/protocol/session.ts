@@ -1,6 +1,7 @@
 import { z } from "zod";
+import type { DecisionKind } from "./events.ts";
 
-/** CONTRACT.md "Session". Extra fields beyond the contract are additive only. */
+/** docs/PROTOCOL.md "Session". Extra fields beyond the protocol are additive only. */
 
 export const SESSION_STATUSES = ["running", "idle", "requires_action", "archived"] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -14,14 +15,18 @@ export const SESSION_PHASES = [
 ] as const;
 export type SessionPhase = (typeof SESSION_PHASES)[number];
 
-export const PLANNER_NAMES = [
-  "auto",
+/** The planners a session can run with (`auto` is resolved to one of these at creation). */
+export const RESOLVED_PLANNERS = [
   "offline",
   "anthropic",
   "openai",
   "workers-ai",
   "scripted",
 ] as const;
+export type ResolvedPlanner = (typeof RESOLVED_PLANNERS)[number];
+
+/** What a request or the server setting may name: a planner, or `auto`. */
+export const PLANNER_NAMES = ["auto", ...RESOLVED_PLANNERS] as const;
 export type PlannerName = (typeof PLANNER_NAMES)[number];
 
 /**
@@ -31,12 +36,67 @@ export type PlannerName = (typeof PLANNER_NAMES)[number];
 export const PERMISSION_MODES = ["plan", "default", "acceptEdits"] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
+export const OUTCOME_KINDS = ["approved", "teleport", "terminated"] as const;
+export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
+export const EXECUTION_TARGETS = ["remote", "local"] as const;
+export type ExecutionTarget = (typeof EXECUTION_TARGETS)[number];
+
 export const OutcomeSchema = z.object({
-  kind: z.enum(["approved", "teleport", "terminated"]),
-  execution_target: z.enum(["remote", "local"]).optional(),
+  kind: z.enum(OUTCOME_KINDS),
+  execution_target: z.enum(EXECUTION_TARGETS).optional(),
   subtype: z.string().optional(),
 });
 export type Outcome = z.infer<typeof OutcomeSchema>;
+
+/**
+ * Where a plan is carried out, derived from the outcome's kind (never stored): an approved plan
+ * in the cloud, a teleported one in the terminal; a terminated session carries out nothing.
+ *
+ * @example
+ * executionTargetOf("teleport") // "local"
+ */
+export function executionTargetOf(kind: "approved" | "teleport"): ExecutionTarget;
+export function executionTargetOf(kind: OutcomeKind): ExecutionTarget | undefined;
+export function executionTargetOf(kind: OutcomeKind): ExecutionTarget | undefined {
+  if (kind === "approved") return "remote";
+  if (kind === "teleport") return "local";
+  return undefined;
+}
+
+/**
+ * The Session's `outcome` from what a session stores: the kind, and the ending subtype of a
+ * terminated session.
+ *
+ * @example
+ * sessionOutcome("approved", null) // { kind: "approved", execution_target: "remote" }
+ * sessionOutcome("terminated", "archived") // { kind: "terminated", subtype: "archived" }
+ */
+export function sessionOutcome(kind: OutcomeKind, subtype: string | null): Outcome {
+  const target = executionTargetOf(kind);
+  return {
+    kind,
+    ...(target !== undefined && { execution_target: target }),
+    ...(subtype !== null && { subtype }),
+  };
+}
+
+/**
+ * One decided ExitPlanMode as the session records it (its `decisions` table): the record the
+ * engine, the offline planner and the review page read. The tool result's prose and markers
+ * are written from it, never parsed back. Not a wire shape of the HTTP API.
+ */
+export interface PlanDecisionRecord {
+  tool_use_id: string;
+  kind: DecisionKind;
+  /** The reviewer's feedback as typed, or null. */
+  feedback: string | null;
+  /** Comments on passages of the plan, as sent. */
+  comments: { quote: string; text: string }[];
+  /** The user sent an edited plan with this decision. */
+  plan_edited: boolean;
+  /** ISO time of the decision. */
+  decided_at: string;
+}
 
 /** What the session waits for, if anything (additive: lets a UI find the open call). */
 export const PendingSchema = z.object({

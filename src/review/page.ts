@@ -67,7 +67,7 @@ ${decisionPanel(view.decision, plan)}
 ${commentsPanel(view.canComment)}
 ${messagePanel(view.canMessage)}
 ${stopPanel(view.canStop)}
-${transcriptPanel(transcriptEntries(events))}`,
+${transcriptPanel(transcriptEntries(events, input.decisions))}`,
   };
 }
 

@@ -105,12 +105,9 @@ export function summariseToolResult(name: string, text: string): string {
       const numbered = trimmed.split("\n").filter((l) => /^\s*\d+\t/.test(l)).length;
       return numbered > 0 ? plural(numbered, "line") : cut(firstLine(text), INPUT_QUOTE_MAX_CHARS);
     }
-    case "AskUserQuestion": {
-      const answered = /^User has answered your questions: ([\s\S]*?)\. You can now continue/.exec(
-        text,
-      );
-      return cut(answered ? `you answered ${answered[1]}` : firstLine(text), DETAIL_MAX_CHARS);
-    }
+    case "AskUserQuestion":
+      // The answers themselves come from the event's `answers` record (transcript.ts).
+      return cut(firstLine(text), DETAIL_MAX_CHARS);
     case "Write":
     case "Edit":
       return "";

@@ -1,8 +1,8 @@
 import {
-  APPROVED_PLAN_EDITED_MARKER,
-  APPROVED_PLAN_MARKER,
+  type DecisionKind,
   type Event,
-  TELEPORT_SENTINEL,
+  type EventAnswers,
+  type PlanDecisionRecord,
   type ToolResultBlock,
   toolResultText,
 } from "../protocol/index.ts";
@@ -17,7 +17,10 @@ import {
 /**
  * The session's event log as a readable transcript: what the model said, what it looked at
  * ("Grep 'session' → 4 files"), what was refused, what the user answered and decided. Pure:
- * events in, entries out; the page renders the entries as escaped text.
+ * events and decision records in, entries out; the page renders the entries as escaped text.
+ * Verdicts and refusals come from the events' structured fields (`decision`,
+ * `permission_denied`) and the feedback from the decision records, never from the prose the
+ * model reads.
  */
 
 export type EntryTone = "plain" | "denied" | "error" | "decision";
@@ -37,20 +40,45 @@ export interface TranscriptEntry {
 /** Assistant and user texts are cut to this many characters. */
 const TEXT_MAX_CHARS = 20_000;
 
+/** A tool result with what the server stated about it as data. */
+interface ResultFacts {
+  block: ToolResultBlock;
+  /** The permission check refused the call. */
+  denied: boolean;
+  /** The verdict on an ExitPlanMode, and its record. */
+  decision?: { kind: DecisionKind; record?: PlanDecisionRecord };
+  /** The answers to an AskUserQuestion, as the server recorded them. */
+  answers?: EventAnswers;
+}
+
 /**
- * Builds the transcript from the event log (oldest first).
+ * Builds the transcript from the event log (oldest first) and the session's decision records.
  *
  * @example
- * transcriptEntries(events).map((e) => e.text)
+ * transcriptEntries(events, decisions).map((e) => e.text)
  * // ["Session started · planner offline · plan mode", "Grep 'session' → 4 files", …]
  */
-export function transcriptEntries(events: readonly Event[]): TranscriptEntry[] {
-  const results = new Map<string, ToolResultBlock>();
+export function transcriptEntries(
+  events: readonly Event[],
+  decisions: readonly PlanDecisionRecord[] = [],
+): TranscriptEntry[] {
+  const records = new Map(decisions.map((d) => [d.tool_use_id, d]));
+  const results = new Map<string, ResultFacts>();
   const calls = new Set<string>();
   for (const event of events) {
     if (event.type === "user" && Array.isArray(event.message.content)) {
-      for (const block of event.message.content)
-        if (block.type === "tool_result") results.set(block.tool_use_id, block);
+      for (const block of event.message.content) {
+        if (block.type !== "tool_result") continue;
+        const verdict = event.decision?.tool_use_id === block.tool_use_id ? event.decision : null;
+        results.set(block.tool_use_id, {
+          block,
+          denied: event.permission_denied === true,
+          ...(event.answers?.tool_use_id === block.tool_use_id && { answers: event.answers }),
+          ...(verdict && {
+            decision: { kind: verdict.kind, record: records.get(block.tool_use_id) },
+          }),
+        });
+      }
     }
     if (event.type === "assistant") {
       for (const block of event.message.content) if (block.type === "tool_use") calls.add(block.id);
@@ -157,7 +185,7 @@ type ToolEntry = Pick<TranscriptEntry, "kind" | "text" | "detail" | "tone">;
 function toolEntry(
   name: string,
   input: Record<string, unknown>,
-  result: ToolResultBlock | undefined,
+  result: ResultFacts | undefined,
 ): ToolEntry {
   const call = summariseToolCall(name, input);
   if (!result) {
@@ -169,11 +197,10 @@ function toolEntry(
           : "running…";
     return { kind: "tool", text: `${call} → ${waiting}`, tone: "plain" };
   }
-  const text = toolResultText(result.content);
-  if (name === "ExitPlanMode") return decisionEntry(call, text, result.is_error === true);
-  if (result.is_error) {
-    // The permission layer's refusals (tool-calls.ts) start like this; other errors are failures.
-    const denied = /^Permission denied/i.test(text.trim());
+  const text = toolResultText(result.block.content);
+  if (result.decision) return decisionEntry(call, result.decision);
+  if (result.block.is_error) {
+    const denied = result.denied;
     return {
       kind: "tool",
       text: `${call} → ${denied ? "denied" : "failed"}`,
@@ -181,32 +208,49 @@ function toolEntry(
       tone: denied ? "denied" : "error",
     };
   }
-  const outcome = summariseToolResult(name, text);
+  const outcome = result.answers ? answersSummary(result.answers) : summariseToolResult(name, text);
   return { kind: "tool", text: outcome ? `${call} → ${outcome}` : call, tone: "plain" };
 }
 
-function decisionEntry(call: string, text: string, isError: boolean): ToolEntry {
-  if (text.includes(TELEPORT_SENTINEL))
-    return { kind: "tool", text: `${call} → sent to your terminal`, tone: "decision" };
-  if (text.includes(APPROVED_PLAN_EDITED_MARKER))
-    return { kind: "tool", text: `${call} → approved (edited by you)`, tone: "decision" };
-  if (text.includes(APPROVED_PLAN_MARKER))
-    return { kind: "tool", text: `${call} → approved`, tone: "decision" };
-  if (isError) {
-    const feedback =
-      text.split("Feedback from the user:\n")[1] ?? text.split("Comments on passages")[1];
-    return {
-      kind: "tool",
-      text: `${call} → not approved, keep planning`,
-      detail: feedback
-        ? cut(feedback.trim(), DETAIL_MAX_CHARS)
-        : cut(firstLine(text), DETAIL_MAX_CHARS),
-      tone: "decision",
-    };
+function decisionEntry(
+  call: string,
+  decision: { kind: DecisionKind; record?: PlanDecisionRecord },
+): ToolEntry {
+  switch (decision.kind) {
+    case "teleport":
+      return { kind: "tool", text: `${call} → sent to your terminal`, tone: "decision" };
+    case "approve":
+      return {
+        kind: "tool",
+        text: `${call} → ${decision.record?.plan_edited ? "approved (edited by you)" : "approved"}`,
+        tone: "decision",
+      };
+    case "reject": {
+      const feedback = decision.record ? reviewerText(decision.record) : "";
+      return {
+        kind: "tool",
+        text: `${call} → not approved, keep planning`,
+        ...(feedback !== "" && { detail: cut(feedback, DETAIL_MAX_CHARS) }),
+        tone: "decision",
+      };
+    }
   }
-  return {
-    kind: "tool",
-    text: `${call} → ${cut(firstLine(text), DETAIL_MAX_CHARS)}`,
-    tone: "decision",
-  };
+}
+
+/** What the reviewer sent with a rejection: the feedback, then each comment under its quote. */
+function reviewerText(record: PlanDecisionRecord): string {
+  const comments = record.comments.map((c) => `> ${c.quote.trim()}\n${c.text.trim()}`);
+  return [(record.feedback ?? "").trim(), ...comments].filter((t) => t !== "").join("\n\n");
+}
+
+/** `you answered "Which DB?"="Postgres"`, or what the AFK timeout sent for an absent user. */
+function answersSummary(record: EventAnswers): string {
+  const pairs = Object.entries(record.answers)
+    .map(([q, a]) => `${JSON.stringify(q)}=${JSON.stringify(a)}`)
+    .join(", ");
+  const text =
+    record.by === "afk"
+      ? `answered for you (you were away)${pairs ? `, with ${pairs}` : ""}`
+      : `you answered ${pairs}`;
+  return cut(text, DETAIL_MAX_CHARS);
 }

@@ -3,6 +3,7 @@ import {
   ENDING_RESULT_SUBTYPES,
   type Event,
   MAX_APPROVABLE_PLAN_CHARS,
+  type PlanDecisionRecord,
   type PlanFile,
   type Session,
   type SessionPhase,
@@ -22,6 +23,8 @@ export interface ReviewData {
   plan: PlanFile | null;
   /** The event log, oldest first (the transcript). */
   events: readonly Event[];
+  /** The session's decisions, oldest first (the transcript's feedback details); none when absent. */
+  decisions?: readonly PlanDecisionRecord[];
 }
 
 /** Phase names as the page shows them (SPEC: researching / needs your input / …). */

@@ -1,19 +1,13 @@
 import type { Event, FeedPage, NewEvent } from "../protocol/index.ts";
 import { eventId } from "./ids.ts";
+import { MAX_STORED_JSON_CHARS } from "./schema.ts";
 
 /**
  * The session's append-only event log and the feed read from it. Each event is stored as its
  * final JSON (id and time included), so reading a page is a range scan plus one parse per row.
  */
 
-/** SQLite in a Durable Object holds at most 2 MB per value; stay clearly below. */
-export const MAX_EVENT_JSON_CHARS = 1_500_000;
-
-/**
- * Appends events; ids follow the last sequence number, times are `nowMs`.
- *
- * @example appendEvents(sql, [{ type: "user", message: { role: "user", content: "hi" } }], Date.now());
- */
+/** Appends events and returns them as stored; ids follow the last sequence number, times are `nowMs`. */
 export function appendEvents(sql: SqlStorage, events: readonly NewEvent[], nowMs: number): Event[] {
   const last =
     sql.exec<{ seq: number | null }>("SELECT max(seq) AS seq FROM events").one().seq ?? 0;
@@ -24,13 +18,13 @@ export function appendEvents(sql: SqlStorage, events: readonly NewEvent[], nowMs
     // so: failing the append would end the whole session over one oversized answer.
     const stored = shortenEvent(
       { id: eventId(seq), created_at: createdAt, ...event } as Event,
-      MAX_EVENT_JSON_CHARS,
+      MAX_STORED_JSON_CHARS,
     );
     const json = JSON.stringify(stored);
-    if (json.length > MAX_EVENT_JSON_CHARS) {
+    if (json.length > MAX_STORED_JSON_CHARS) {
       // Only the structure is left to blame (thousands of blocks): nothing more to shorten.
       throw new Error(
-        `An event of ${json.length} characters is too large to store (limit ${MAX_EVENT_JSON_CHARS}) even with its texts shortened.`,
+        `An event of ${json.length} characters is too large to store (limit ${MAX_STORED_JSON_CHARS}) even with its texts shortened.`,
       );
     }
     sql.exec("INSERT INTO events (seq, type, json) VALUES (?, ?, ?)", seq, stored.type, json);
@@ -229,7 +223,10 @@ export function feedPage(sql: SqlStorage, afterSeq: number, limit: number): Feed
   };
 }
 
-/** Model turns so far (assistant events), for the `num_turns` of result events. */
+/**
+ * Model calls so far (assistant events): the `num_turns` of every result event, whoever writes
+ * it (docs/PROTOCOL.md "Event"; the engine counts the same in src/planner/turns.ts).
+ */
 export function countTurns(sql: SqlStorage): number {
   return sql.exec<{ n: number }>("SELECT count(*) AS n FROM events WHERE type = 'assistant'").one()
     .n;

@@ -1,6 +1,5 @@
-import type { Outcome } from "../protocol/index.ts";
 import { appendEvents, countTurns } from "./event-log.ts";
-import { outcomeOf, type SessionRow, updateRow } from "./session-row.ts";
+import { type RowPatch, type SessionRow, updateRow } from "./session-row.ts";
 import { closeAnyWait } from "./waits.ts";
 
 /**
@@ -11,9 +10,8 @@ import { closeAnyWait } from "./waits.ts";
 /**
  * Asks for a loop step now. A step already scheduled keeps its time; the bumped `wake_seq`
  * tells a step that is running right now that it was asked for again (a message or a decision
- * arrived meanwhile), so it schedules another one instead of going idle.
- *
- * @example requestStep(sql, Date.now()); // then set the alarm to the earliest due time
+ * arrived meanwhile), so it schedules another one instead of going idle. The caller then sets
+ * the alarm to the earliest due time (alarm.ts).
  */
 export function requestStep(sql: SqlStorage, nowMs: number): void {
   sql.exec(
@@ -26,8 +24,6 @@ export function requestStep(sql: SqlStorage, nowMs: number): void {
  * Archives the session: closes any wait, writes the one `result/archived` event, keeps a
  * teleport or approval outcome (else records `terminated`), stops the loop and sets the purge
  * time. Archiving an archived session changes nothing (the caller answers with its state).
- *
- * @example ctx.storage.transactionSync(() => archiveSession(sql, row, Date.now(), retentionMs));
  */
 export function archiveSession(
   sql: SqlStorage,
@@ -42,10 +38,9 @@ export function archiveSession(
     [{ type: "result", subtype: "archived", is_error: false, num_turns: countTurns(sql) }],
     nowMs,
   );
-  const outcome: Outcome = outcomeOf(row) ?? { kind: "terminated", subtype: "archived" };
   updateRow(sql, {
     archived_at: nowMs,
-    outcome: JSON.stringify(outcome),
+    ...terminatedUnlessDecided(row, "archived"),
     step_due_at: null,
     afk_due_at: null,
     purge_due_at: row.purge_due_at ?? nowMs + retentionMs,
@@ -56,8 +51,6 @@ export function archiveSession(
 /**
  * Ends the session with an error result and a readable message. An approval or teleport that
  * already happened stays the outcome: it was real, and the poller ranks it above the end.
- *
- * @example endSession(sql, row, "error_max_turns", "Stopped after 50 model turns.", Date.now(), retentionMs);
  */
 export function endSession(
   sql: SqlStorage,
@@ -74,13 +67,17 @@ export function endSession(
     [{ type: "result", subtype, is_error: true, num_turns: countTurns(sql), message }],
     nowMs,
   );
-  const outcome: Outcome = outcomeOf(row) ?? { kind: "terminated", subtype };
   updateRow(sql, {
     ended_subtype: subtype,
-    outcome: JSON.stringify(outcome),
+    ...terminatedUnlessDecided(row, subtype),
     step_due_at: null,
     afk_due_at: null,
     purge_due_at: nowMs + retentionMs,
     updated_at: nowMs,
   });
+}
+
+/** The outcome an ending records: `terminated`, unless an approval or teleport came first. */
+function terminatedUnlessDecided(row: SessionRow, subtype: string): RowPatch {
+  return row.outcome_kind === null ? { outcome_kind: "terminated", outcome_subtype: subtype } : {};
 }

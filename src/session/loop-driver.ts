@@ -8,8 +8,6 @@ import { hasEnded, readRow, updateRow } from "./session-row.ts";
  * `continue` → the next step now; `wait` → nothing until the user acts, or the AFK deadline;
  * `idle` → nothing. A step asked for again while it ran (a message or a decision arrived,
  * bumping `wake_seq`) runs again whatever the engine answered, so no input is left unseen.
- *
- * @example followStep(sql, { next: "wait", wakeAt: deadline }, row.wake_seq, Date.now());
  */
 export function followStep(
   sql: SqlStorage,

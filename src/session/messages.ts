@@ -1,4 +1,4 @@
-import { answersResult } from "../planner/decisions.ts";
+import { answersEvent } from "../planner/decisions.ts";
 import type { Message } from "../protocol/index.ts";
 import { fail, ok } from "../protocol/index.ts";
 import { appendEvents } from "./event-log.ts";
@@ -22,7 +22,8 @@ import {
  * - Free text is appended as a `user` event. It wakes an idle session; while a wait is open the
  *   engine delivers it after the tool result, so it does not wake the loop then.
  *
- * @example postMessage(sql, row, { text: "Also cover the CLI." }, Date.now()) // { ok: true, value: "queued" }
+ * @example
+ * postMessage(sql, row, { text: "Also cover the CLI." }, Date.now()) // { ok: true, value: "queued" }
  */
 export function postMessage(
   sql: SqlStorage,
@@ -68,11 +69,7 @@ export function postMessage(
   const ordered = Object.fromEntries(texts.map((q) => [q, merged[q] ?? ""]));
   savePartialAnswers(sql, id, ordered);
   closeWait(sql, id, nowMs);
-  appendEvents(
-    sql,
-    [{ type: "user", message: { role: "user", content: [answersResult(id, ordered)] } }],
-    nowMs,
-  );
+  appendEvents(sql, [answersEvent(id, ordered, "user")], nowMs);
   updateRow(sql, { afk_due_at: null, updated_at: nowMs });
   requestStep(sql, nowMs);
   return ok("answered");

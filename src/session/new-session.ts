@@ -1,8 +1,7 @@
-import type { PermissionMode, ScriptedTurn } from "../protocol/index.ts";
-import { TOOL_NAMES } from "../protocol/index.ts";
+import type { PermissionMode, ResolvedPlanner, ScriptedTurn } from "../protocol/index.ts";
 import { appendEvents } from "./event-log.ts";
+import { initEvent } from "./init-event.ts";
 import { requestStep } from "./lifecycle.ts";
-import type { ResolvedPlanner } from "./planners.ts";
 import { insertRow, readRow, type SessionRecord } from "./session-row.ts";
 import { planPathFor } from "./slug.ts";
 
@@ -29,30 +28,15 @@ export interface NewSession {
 }
 
 /**
- * Writes a new session into an empty object: the row, the `system/init` event (plan mode, the
- * planner, the tools, the plan file), and, unless `autostart` is false, the first step request.
- *
- * @example ctx.storage.transactionSync(() => writeNewSession(sql, input, Date.now()));
+ * Writes a new session into an empty object, inside the caller's transaction: the row, the
+ * `system/init` event, and, unless `autostart` is false, the first step request. The log's
+ * first event is written here and only here; the engine never writes it.
  */
 export function writeNewSession(sql: SqlStorage, input: NewSession, nowMs: number): void {
   if (readRow(sql) !== null) throw new Error(`Session ${input.id} already exists.`);
   const planPath = planPathFor(input.id);
   insertRow(sql, newRow(input, planPath, nowMs));
-  appendEvents(
-    sql,
-    [
-      {
-        type: "system",
-        subtype: "init",
-        permission_mode: "plan",
-        planner: input.planner,
-        tools: [...TOOL_NAMES],
-        session_id: input.id,
-        plan_file: planPath,
-      },
-    ],
-    nowMs,
-  );
+  appendEvents(sql, [initEvent({ id: input.id, planner: input.planner, planPath })], nowMs);
   if (input.autostart) requestStep(sql, nowMs);
 }
 
@@ -73,7 +57,8 @@ function newRow(input: NewSession, planPath: string, now: number): SessionRecord
     permission_mode: "plan",
     pre_plan_mode: input.prePlanMode,
     reject_count: 0,
-    outcome: null,
+    outcome_kind: null,
+    outcome_subtype: null,
     ended_subtype: null,
     archived_at: null,
     executed: 0,

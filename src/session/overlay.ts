@@ -1,3 +1,6 @@
+import type { SnapshotFiles } from "../planner/port.ts";
+import { gitBlobId, unifiedDiff } from "./unified-diff.ts";
+
 /**
  * The copy-on-write workspace over the snapshot: remote execution writes here, never to the
  * snapshot; `/changes` diffs it against the snapshot.
@@ -15,7 +18,7 @@ export function readOverlay(sql: SqlStorage, path: string): string | null | unde
   return row.deleted === 1 ? null : (row.content ?? "");
 }
 
-/** @example writeOverlay(sql, "src/app.ts", "export {};\n"); writeOverlay(sql, "old.ts", null); */
+/** Writes a path's content, or (null) its deletion. */
 export function writeOverlay(sql: SqlStorage, path: string, content: string | null): void {
   sql.exec(
     "INSERT INTO overlay (path, content, deleted) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET content = excluded.content, deleted = excluded.deleted",
@@ -31,4 +34,24 @@ export function listOverlay(sql: SqlStorage): string[] {
     .exec<{ path: string }>("SELECT path FROM overlay ORDER BY path")
     .toArray()
     .map((r) => r.path);
+}
+
+/**
+ * The overlay as a unified diff against the snapshot (`GET …/changes`), with git blob ids so
+ * `git apply --3way` can merge; empty when nothing changed.
+ */
+export async function overlayDiff(sql: SqlStorage, snapshot: SnapshotFiles): Promise<string> {
+  const overlay = listOverlay(sql).map((path) => ({ path, after: readOverlay(sql, path) ?? null }));
+  if (overlay.length === 0) return "";
+  const changes = await Promise.all(
+    overlay.map(async ({ path, after }) => {
+      const before = await snapshot.read(path);
+      const blobs = {
+        before: before === null ? null : await gitBlobId(before),
+        after: after === null ? null : await gitBlobId(after),
+      };
+      return { path, before, after, blobs };
+    }),
+  );
+  return unifiedDiff(changes);
 }

@@ -1,5 +1,4 @@
-import type { SessionFacts } from "../planner/port.ts";
-import type { PlannerName } from "../protocol/index.ts";
+import type { PlannerName, ResolvedPlanner } from "../protocol/index.ts";
 import { fail, ok, type Refusal } from "../protocol/index.ts";
 import type { SessionResult } from "./result.ts";
 
@@ -7,8 +6,6 @@ import type { SessionResult } from "./result.ts";
  * Which planner a new session gets (docs/PROTOCOL.md "Worker configuration"; DESIGN.md "Planners").
  * Pure: reads only the configuration it is handed.
  */
-
-export type ResolvedPlanner = SessionFacts["planner"];
 
 /** What the choice depends on: the parsed settings (src/config.ts) and which providers exist. */
 export interface PlannerConfig {

@@ -1,4 +1,4 @@
-import type { SessionFacts, SessionPort, SnapshotFiles } from "../planner/port.ts";
+import type { SessionFacts, SessionPort, SessionState, SnapshotFiles } from "../planner/port.ts";
 import type {
   Event,
   NewEvent,
@@ -12,6 +12,7 @@ import { appendEvents, listEvents } from "./event-log.ts";
 import { endSession } from "./lifecycle.ts";
 import { listOverlay, readOverlay, writeOverlay } from "./overlay.ts";
 import { readPlan, writePlan } from "./plan-file.ts";
+import { listDecisions } from "./record-decision.ts";
 import {
   hasEnded,
   readRow,
@@ -20,7 +21,7 @@ import {
   type SessionTexts,
   updateRow,
 } from "./session-row.ts";
-import { closeWait, openWait, partialAnswers, pendingWait } from "./waits.ts";
+import { closeWait, openWait, partialAnswers, pendingWait, waitedCalls } from "./waits.ts";
 
 /**
  * Thrown when the engine tries to change a session that has ended (archived, teleported, or
@@ -43,10 +44,6 @@ export const NO_SNAPSHOT: SnapshotFiles = {
 /**
  * The session Durable Object as the planning engine sees it ({@link SessionPort}): every
  * method is a synchronous SQLite read or write of this object's storage, except the snapshot.
- *
- * @example
- * const port = new SessionPortAdapter(ctx.storage, snapshot, () => Date.now(), retentionMs);
- * port.transaction(() => { port.writePlan("# Plan\n"); port.appendEvents([...]); });
  */
 export class SessionPortAdapter implements SessionPort {
   readonly facts: SessionFacts;
@@ -68,6 +65,24 @@ export class SessionPortAdapter implements SessionPort {
     return this.storage.transactionSync(fn);
   }
 
+  loadState(): SessionState {
+    const row = this.row();
+    const engineState = readSessionTexts(this.sql)?.engine_state ?? null;
+    return {
+      events: listEvents(this.sql),
+      ended: hasEnded(row),
+      mode: row.permission_mode,
+      wait: pendingWait(this.sql),
+      waitedCalls: waitedCalls(this.sql),
+      decisions: listDecisions(this.sql),
+      engineState: engineState === null ? null : (JSON.parse(engineState) as unknown),
+    };
+  }
+
+  hasEnded(): boolean {
+    return hasEnded(this.row());
+  }
+
   appendEvents(events: readonly NewEvent[]): Event[] {
     this.liveRow();
     const now = this.clock();
@@ -76,21 +91,8 @@ export class SessionPortAdapter implements SessionPort {
     return stored;
   }
 
-  listEvents(): Event[] {
-    return listEvents(this.sql);
-  }
-
   permissionMode(): PermissionMode {
     return this.row().permission_mode;
-  }
-
-  prePlanMode(): PermissionMode {
-    return this.row().pre_plan_mode;
-  }
-
-  loadEngineState(): unknown {
-    const state = readSessionTexts(this.sql)?.engine_state ?? null;
-    return state === null ? null : (JSON.parse(state) as unknown);
   }
 
   saveEngineState(state: unknown): void {

@@ -1,11 +1,23 @@
+import { backfillEventRecords } from "./event-backfill.ts";
+
 /**
  * The session Durable Object's SQLite schema, beside the class that owns it. Migrations only
- * ever append: a stored object runs the ones it has not seen yet, in order, at start-up.
+ * ever append: a stored object runs the ones it has not seen yet, in order, at start-up, in one
+ * transaction. A step is a statement, or a function for a conversion SQL cannot say.
  */
 
-const MIGRATIONS: readonly (readonly string[])[] = [
+type MigrationStep = string | ((sql: SqlStorage) => void);
+
+/**
+ * The most characters of JSON one stored value (an event, a script) may have: SQLite in a
+ * Durable Object holds at most 2 MB per value, so stay clearly below.
+ */
+export const MAX_STORED_JSON_CHARS = 1_500_000;
+
+const MIGRATIONS: readonly (readonly MigrationStep[])[] = [
   [
-    // The one session row. Times are ms since the epoch; `outcome` is JSON.
+    // The one session row. Times are ms since the epoch. (Version 1 stored `outcome` as JSON;
+    // version 2 replaced it by `outcome_kind` and `outcome_subtype`.)
     `CREATE TABLE session (
       id TEXT PRIMARY KEY,
       owner TEXT NOT NULL,
@@ -73,6 +85,24 @@ const MIGRATIONS: readonly (readonly string[])[] = [
       deleted INTEGER NOT NULL
     )`,
   ],
+  [
+    // The outcome once, as plain columns; the execution target is derived from the kind
+    // (src/protocol/session.ts executionTargetOf), so it is not stored at all.
+    "ALTER TABLE session ADD COLUMN outcome_kind TEXT",
+    "ALTER TABLE session ADD COLUMN outcome_subtype TEXT",
+    `UPDATE session SET outcome_kind = json_extract(outcome, '$.kind'),
+      outcome_subtype = json_extract(outcome, '$.subtype') WHERE outcome IS NOT NULL`,
+    "ALTER TABLE session DROP COLUMN outcome",
+    // Whether a decision came with an edited plan (the review says "approved (edited by you)").
+    // Earlier decisions wrote the edited plan as a user revision in the same transaction, at
+    // the decision's own time.
+    "ALTER TABLE decisions ADD COLUMN plan_edited INTEGER NOT NULL DEFAULT 0",
+    `UPDATE decisions SET plan_edited = 1 WHERE decision != 'reject' AND EXISTS (
+      SELECT 1 FROM plan_revisions r
+      WHERE r.edited_by_user = 1 AND r.created_at = decisions.decided_at)`,
+    // Events written before their records were fields: decisions, answers, denials.
+    backfillEventRecords,
+  ],
 ];
 
 /**
@@ -88,19 +118,20 @@ export function hasSchema(sql: SqlStorage): boolean {
 }
 
 /**
- * Brings the object's database up to the current schema. Cheap when up to date (one read).
- *
- * @example migrate(ctx.storage.sql);
+ * Brings the object's database up to the current schema (or, for tests of old sessions, up to
+ * version `upTo`). Cheap when up to date (one read); run it inside a transaction, so a failed
+ * step leaves the previous version intact.
  */
-export function migrate(sql: SqlStorage): void {
+export function migrate(sql: SqlStorage, upTo = MIGRATIONS.length): void {
   sql.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
   const row = sql.exec<{ version: number }>("SELECT version FROM schema_version").toArray()[0];
   const current = row?.version ?? 0;
-  for (let v = current; v < MIGRATIONS.length; v++) {
-    for (const statement of MIGRATIONS[v] ?? []) sql.exec(statement);
+  for (let v = current; v < upTo; v++) {
+    for (const step of MIGRATIONS[v] ?? []) {
+      if (typeof step === "string") sql.exec(step);
+      else step(sql);
+    }
   }
-  if (row === undefined)
-    sql.exec("INSERT INTO schema_version (version) VALUES (?)", MIGRATIONS.length);
-  else if (current < MIGRATIONS.length)
-    sql.exec("UPDATE schema_version SET version = ?", MIGRATIONS.length);
+  if (row === undefined) sql.exec("INSERT INTO schema_version (version) VALUES (?)", upTo);
+  else if (current < upTo) sql.exec("UPDATE schema_version SET version = ?", upTo);
 }

@@ -3,25 +3,33 @@ import { configOf } from "../config.ts";
 import type { Env } from "../env.ts";
 import { step } from "../planner/loop.ts";
 import type { SessionPort, SnapshotFiles, StepResult } from "../planner/port.ts";
-import type { Decision, Event, FeedPage, Message, PlanFile, Session } from "../protocol/index.ts";
-import { ok } from "../protocol/index.ts";
+import type {
+  Decision,
+  Event,
+  FeedPage,
+  Message,
+  PlanDecisionRecord,
+  PlanFile,
+  Session,
+} from "../protocol/index.ts";
+import { fail, ok } from "../protocol/index.ts";
 import { openSnapshot } from "../snapshot/index.ts";
-import { decide } from "./decide.ts";
+import { admits, type Identity, readIdentity } from "./access.ts";
+import { restoreAlarm, scheduleAlarm } from "./alarm.ts";
 import { feedPage, listEvents } from "./event-log.ts";
-import { sameSecret } from "./ids.ts";
+import { eventSeq } from "./ids.ts";
 import { archiveSession } from "./lifecycle.ts";
 import { failedStep, followStep } from "./loop-driver.ts";
 import { postMessage } from "./messages.ts";
 import { type NewSession, writeNewSession } from "./new-session.ts";
-import { listOverlay, readOverlay } from "./overlay.ts";
+import { overlayDiff } from "./overlay.ts";
 import { readPlan } from "./plan-file.ts";
 import { NO_SNAPSHOT, SessionPortAdapter } from "./port-adapter.ts";
+import { listDecisions, recordDecision } from "./record-decision.ts";
 import { type Access, NOT_FOUND, type SessionResult } from "./result.ts";
-import { nextAlarmAt } from "./retention.ts";
 import { hasSchema, migrate } from "./schema.ts";
 import { hasEnded, readRow, type SessionRow, updateRow } from "./session-row.ts";
 import { sessionView } from "./session-view.ts";
-import { gitBlobId, unifiedDiff } from "./unified-diff.ts";
 import { pendingWait } from "./waits.ts";
 
 /**
@@ -33,21 +41,24 @@ import { pendingWait } from "./waits.ts";
  */
 const TERMINAL_POLL_RECORD_EVERY_MS = 10_000;
 
-interface Identity {
-  owner: string;
-  reviewKey: string;
-  /** terminal_polled_at as stored. */
-  storedPollAt: number | null;
+/** What the review page shows, in one call. */
+export interface ReviewState {
+  session: Session;
+  /** Null before the planner first writes the plan file. */
+  plan: PlanFile | null;
+  events: Event[];
+  decisions: PlanDecisionRecord[];
 }
 
 /**
  * One planning session (DESIGN.md "Session Durable Object"): its row, event log, decisions,
  * waits, plan file and workspace overlay in SQLite, and the agent loop driven by its alarm.
- * Every RPC method takes an {@link Access}, checks it here, and answers a {@link Result}.
+ * Every RPC method takes an {@link Access}, checks it here, and answers a {@link Result}. Every
+ * method that changes when the alarm is due awaits setting it (see alarm.ts `scheduleAlarm`).
  *
  * @example
  * const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sessionId));
- * const page = await stub.events({ kind: "owner", owner }, 0, 100); // { ok: true, value: FeedPage }
+ * const page = await stub.events({ kind: "owner", owner }, "", 100); // { ok: true, value: FeedPage }
  */
 export class SessionObject extends DurableObject<Env> {
   /** Milliseconds since the epoch. A seam: tests move it to reach retention and time windows. */
@@ -57,7 +68,7 @@ export class SessionObject extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** Who may see the session (never changes once created); undefined until first read. */
   private identity: Identity | null | undefined;
-  /** The latest bearer-token poll, exact (the stored one may be up to a second older). */
+  /** The latest bearer-token poll, exact (the stored one may be up to 10 s older). */
   private terminalPolledAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -66,10 +77,7 @@ export class SessionObject extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(async () => {
       if (!hasSchema(this.sql)) return;
       ctx.storage.transactionSync(() => migrate(this.sql));
-      // An alarm lost with a crashed runtime is set again, so a due step or purge still happens.
-      const row = readRow(this.sql);
-      const due = row === null ? null : nextAlarmAt(row);
-      if (due !== null && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(due);
+      await restoreAlarm(ctx.storage, readRow(this.sql));
     });
   }
 
@@ -82,44 +90,50 @@ export class SessionObject extends DurableObject<Env> {
    * Creates the session: its row and the `system/init` event, and (unless `autostart` is
    * false) schedules the first loop step.
    */
-  create(input: NewSession): SessionResult<Session> {
+  async create(input: NewSession): Promise<SessionResult<Session>> {
     this.ctx.storage.transactionSync(() => {
       migrate(this.sql);
       writeNewSession(this.sql, input, this.clock());
     });
     this.identity = undefined;
-    this.scheduleAlarm();
+    await this.scheduleAlarm();
     return this.view(input.origin);
   }
 
   /** The session as the API shows it. */
   get(access: Access, origin: string): SessionResult<Session> {
-    if (this.authorized(access) === null) return NOT_FOUND;
+    if (this.allowedRow(access) === null) return NOT_FOUND;
     return this.view(origin);
   }
 
   /**
-   * A page of the event feed. A poll by the owner (a bearer token, i.e. a terminal) is
-   * recorded: teleport is offered only while a terminal is polling.
+   * A page of the event feed after the event `afterId` ("" for the start). A poll by the owner
+   * (a bearer token, i.e. a terminal) is recorded: teleport is offered only while a terminal is
+   * polling.
    */
-  events(access: Access, afterSeq: number, limit: number): SessionResult<FeedPage> {
+  events(access: Access, afterId: string, limit: number): SessionResult<FeedPage> {
     // The hot path of every terminal poll: the access check uses the cached identity, so a
-    // poll is one indexed range read (plus at most one small write a second).
-    const identity = this.allowed(access);
+    // poll is one indexed range read (plus at most one small write every 10 s).
+    const identity = this.allowedIdentity(access);
     if (identity === null) return NOT_FOUND;
+    const afterSeq = afterId === "" ? 0 : eventSeq(afterId);
+    if (afterSeq === null) {
+      return fail(
+        400,
+        "invalid_cursor",
+        "after_id must be an event id such as evt_0000000000000042 (the last_id of a previous page).",
+      );
+    }
     if (access.kind === "owner") this.recordTerminalPoll(identity);
     return ok(feedPage(this.sql, afterSeq, limit));
   }
 
   /**
-   * Everything the review page shows, in one call: the session, the plan (null before the
-   * first write) and the whole log. `origin` builds the review link; relative when absent.
+   * Everything the review page shows, in one call: the session, the plan, the whole log and
+   * the decisions. `origin` builds the review link; relative when absent.
    */
-  review(
-    access: Access,
-    origin = "",
-  ): SessionResult<{ session: Session; plan: PlanFile | null; events: Event[] }> {
-    const row = this.authorized(access);
+  review(access: Access, origin = ""): SessionResult<ReviewState> {
+    const row = this.allowedRow(access);
     if (row === null) return NOT_FOUND;
     const session = this.view(origin);
     if (!session.ok) return session;
@@ -127,12 +141,13 @@ export class SessionObject extends DurableObject<Env> {
       session: session.value,
       plan: readPlan(this.sql, row.plan_path),
       events: listEvents(this.sql),
+      decisions: listDecisions(this.sql),
     });
   }
 
   /** The plan file (revision 0 and empty content before the planner wrote one). */
   plan(access: Access): SessionResult<PlanFile> {
-    const row = this.authorized(access);
+    const row = this.allowedRow(access);
     if (row === null) return NOT_FOUND;
     return ok(
       readPlan(this.sql, row.plan_path) ?? {
@@ -146,36 +161,20 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The workspace overlay as a unified diff against the snapshot; empty when nothing changed. */
   async changes(access: Access): Promise<SessionResult<string>> {
-    const row = this.authorized(access);
+    const row = this.allowedRow(access);
     if (row === null) return NOT_FOUND;
-    const overlay = listOverlay(this.sql).map((path) => ({
-      path,
-      after: readOverlay(this.sql, path) ?? null,
-    }));
-    if (overlay.length === 0) return ok("");
-    const snapshot = this.snapshotOf(row);
-    const changes = await Promise.all(
-      overlay.map(async ({ path, after }) => {
-        const before = await snapshot.read(path);
-        const blobs = {
-          before: before === null ? null : await gitBlobId(before),
-          after: after === null ? null : await gitBlobId(after),
-        };
-        return { path, before, after, blobs };
-      }),
-    );
-    return ok(unifiedDiff(changes));
+    return ok(await overlayDiff(this.sql, this.snapshotOf(row)));
   }
 
   /** An answer to the open question, or free text (DESIGN.md "Messages"). */
-  message(access: Access, body: Message, origin: string): SessionResult<Session> {
-    const row = this.authorized(access);
+  async message(access: Access, body: Message, origin: string): Promise<SessionResult<Session>> {
+    const row = this.allowedRow(access);
     if (row === null) return NOT_FOUND;
     const result = this.ctx.storage.transactionSync(() =>
       postMessage(this.sql, row, body, this.clock()),
     );
     if (!result.ok) return result;
-    this.scheduleAlarm();
+    await this.scheduleAlarm();
     return this.view(origin);
   }
 
@@ -183,29 +182,29 @@ export class SessionObject extends DurableObject<Env> {
    * Decides the pending ExitPlanMode. No `await` from the check to the insert: concurrent
    * decisions serialise in this object, and all but the first get 409.
    */
-  decide(access: Access, body: Decision, origin: string): SessionResult<Session> {
-    const row = this.authorized(access);
+  async decide(access: Access, body: Decision, origin: string): Promise<SessionResult<Session>> {
+    const row = this.allowedRow(access);
     if (row === null) return NOT_FOUND;
     const result = this.ctx.storage.transactionSync(() =>
-      decide(this.sql, row, body, {
+      recordDecision(this.sql, row, body, {
         nowMs: this.clock(),
         terminalPolledAt: latest(this.terminalPolledAt, row.terminal_polled_at),
         retentionMs: this.retentionMs(),
       }),
     );
     if (!result.ok) return result;
-    this.scheduleAlarm();
+    await this.scheduleAlarm();
     return this.view(origin);
   }
 
   /** Stops the session for good; idempotent (one `result/archived` event, ever). */
-  archive(access: Access, origin: string): SessionResult<Session> {
-    const row = this.authorized(access);
+  async archive(access: Access, origin: string): Promise<SessionResult<Session>> {
+    const row = this.allowedRow(access);
     if (row === null) return NOT_FOUND;
     this.ctx.storage.transactionSync(() =>
       archiveSession(this.sql, row, this.clock(), this.retentionMs()),
     );
-    this.scheduleAlarm();
+    await this.scheduleAlarm();
     return this.view(origin);
   }
 
@@ -234,7 +233,7 @@ export class SessionObject extends DurableObject<Env> {
     const afkDue =
       row.afk_due_at !== null && row.afk_due_at <= now && pendingWait(this.sql) !== null;
     if (!hasEnded(row) && (stepDue || afkDue)) await this.runStep(row.wake_seq, afkDue);
-    this.scheduleAlarm();
+    await this.scheduleAlarm();
   }
 
   private async runStep(wakeSeqAtStart: number, afkDue: boolean): Promise<void> {
@@ -256,31 +255,16 @@ export class SessionObject extends DurableObject<Env> {
     this.identity = undefined;
   }
 
-  /** The session row, when `access` may see this session; null answers 404. */
-  private authorized(access: Access): SessionRow | null {
-    return this.allowed(access) === null ? null : readRow(this.sql);
+  /** Who the session belongs to, when `access` may see it; null answers 404. Cached. */
+  private allowedIdentity(access: Access): Identity | null {
+    if (this.identity === undefined)
+      this.identity = hasSchema(this.sql) ? readIdentity(this.sql) : null;
+    return this.identity !== null && admits(this.identity, access) ? this.identity : null;
   }
 
-  private allowed(access: Access): Identity | null {
-    if (this.identity === undefined && !hasSchema(this.sql)) this.identity = null;
-    if (this.identity === undefined) {
-      const row = this.sql
-        .exec<{ owner: string; review_key: string; terminal_polled_at: number | null }>(
-          "SELECT owner, review_key, terminal_polled_at FROM session LIMIT 1",
-        )
-        .toArray()[0];
-      this.identity =
-        row === undefined
-          ? null
-          : { owner: row.owner, reviewKey: row.review_key, storedPollAt: row.terminal_polled_at };
-    }
-    const identity = this.identity;
-    if (identity === null) return null;
-    const ok =
-      access.kind === "owner"
-        ? access.owner === identity.owner
-        : sameSecret(access.key, identity.reviewKey);
-    return ok ? identity : null;
+  /** The session row, when `access` may see it; null answers 404. */
+  private allowedRow(access: Access): SessionRow | null {
+    return this.allowedIdentity(access) === null ? null : readRow(this.sql);
   }
 
   private recordTerminalPoll(identity: Identity): void {
@@ -310,11 +294,8 @@ export class SessionObject extends DurableObject<Env> {
     return configOf(this.env).retentionMs;
   }
 
-  private scheduleAlarm(): void {
-    const row = readRow(this.sql);
-    const at = row === null ? null : nextAlarmAt(row);
-    if (at === null) void this.ctx.storage.deleteAlarm();
-    else void this.ctx.storage.setAlarm(at);
+  private scheduleAlarm(): Promise<void> {
+    return scheduleAlarm(this.ctx.storage, readRow(this.sql));
   }
 }
 

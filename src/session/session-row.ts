@@ -1,4 +1,4 @@
-import type { Outcome, PermissionMode } from "../protocol/index.ts";
+import type { OutcomeKind, PermissionMode, ResolvedPlanner } from "../protocol/index.ts";
 
 /**
  * The session row: what a session was created with and the state that is not in the log.
@@ -11,7 +11,7 @@ export interface SessionRow {
   owner: string;
   review_key: string;
   title: string;
-  planner: "offline" | "anthropic" | "openai" | "workers-ai" | "scripted";
+  planner: ResolvedPlanner;
   ask_timeout_s: number | null;
   max_turns: number;
   snapshot_id: string | null;
@@ -19,8 +19,10 @@ export interface SessionRow {
   permission_mode: PermissionMode;
   pre_plan_mode: PermissionMode;
   reject_count: number;
-  /** JSON {@link Outcome}, or null. */
-  outcome: string | null;
+  /** How the session came out (null while it is undecided); see `sessionOutcome`. */
+  outcome_kind: OutcomeKind | null;
+  /** The ending result's subtype of a terminated session. */
+  outcome_subtype: string | null;
   ended_subtype: string | null;
   archived_at: number | null;
   executed: number;
@@ -65,7 +67,8 @@ const ROW_COLUMNS = [
   "permission_mode",
   "pre_plan_mode",
   "reject_count",
-  "outcome",
+  "outcome_kind",
+  "outcome_subtype",
   "ended_subtype",
   "archived_at",
   "executed",
@@ -96,11 +99,7 @@ export function readSessionTexts(sql: SqlStorage): SessionTexts | null {
 
 export type RowPatch = Partial<Omit<SessionRecord, "id" | "owner" | "review_key" | "created_at">>;
 
-/**
- * Updates columns of the session row.
- *
- * @example updateRow(sql, { reject_count: row.reject_count + 1, updated_at: now });
- */
+/** Updates columns of the session row (undefined values are left alone). */
 export function updateRow(sql: SqlStorage, patch: RowPatch): void {
   const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
   if (entries.length === 0) return;
@@ -114,10 +113,6 @@ export function insertRow(sql: SqlStorage, row: SessionRecord): void {
     `INSERT INTO session (${keys.join(", ")}) VALUES (${keys.map(() => "?").join(", ")})`,
     ...Object.values(row).map((v) => v as SqlStorageValue),
   );
-}
-
-export function outcomeOf(row: SessionRow): Outcome | null {
-  return row.outcome === null ? null : (JSON.parse(row.outcome) as Outcome);
 }
 
 /** Whether the session has ended (archived, or an ending result). Nothing may run after. */

@@ -1,17 +1,19 @@
-import type { Pending, Session } from "../protocol/index.ts";
+import { type Pending, type Session, sessionOutcome } from "../protocol/index.ts";
 import { canExecuteRemotely } from "./planners.ts";
-import { outcomeOf, type SessionRow } from "./session-row.ts";
+import type { SessionRow } from "./session-row.ts";
 import { deriveStatus } from "./status.ts";
 
 /**
- * The Session as the API shows it (CONTRACT "Session"), from the stored row and the open wait.
+ * The Session as the API shows it (docs/PROTOCOL.md "Session"), from the stored row and the
+ * open wait.
  * `origin` is the origin of the request, so the review link works wherever the worker runs.
  *
  * @example sessionView(row, null, "http://127.0.0.1:8787").review_url
  * // "http://127.0.0.1:8787/review/ses_…?key=…"
  */
 export function sessionView(row: SessionRow, pending: Pending | null, origin: string): Session {
-  const outcome = outcomeOf(row);
+  const outcome =
+    row.outcome_kind === null ? null : sessionOutcome(row.outcome_kind, row.outcome_subtype);
   const { status, phase } = deriveStatus({
     archived: row.archived_at !== null,
     endedWith: row.ended_subtype,

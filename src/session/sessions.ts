@@ -6,6 +6,7 @@ import { snapshotExists } from "../snapshot/index.ts";
 import { newReviewKey, newSessionId } from "./ids.ts";
 import { resolvePlanner } from "./planners.ts";
 import type { SessionResult } from "./result.ts";
+import { MAX_STORED_JSON_CHARS } from "./schema.ts";
 import type { SessionObject } from "./session-object.ts";
 
 /**
@@ -15,8 +16,6 @@ import type { SessionObject } from "./session-object.ts";
  */
 
 const TITLE_MAX_CHARS = 80;
-/** The script is stored in one SQLite value, which a Durable Object caps at 2 MB. */
-const MAX_SCRIPT_JSON_CHARS = 1_500_000;
 
 /**
  * What callers outside the object may ask a session, each answer awaited over RPC. Declared
@@ -40,8 +39,6 @@ export type SessionApi = {
 
 /**
  * The session object of an id.
- *
- * @example const session = await sessionStub(env, id).get({ kind: "owner", owner }, origin);
  */
 export function sessionStub(env: Env, sessionId: string): SessionApi {
   return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId)) as unknown as SessionApi;
@@ -94,11 +91,12 @@ export async function createSession(
       `script: only the scripted planner takes a script, not ${planner.value}.`,
     );
   }
-  if (body.script !== undefined && JSON.stringify(body.script).length > MAX_SCRIPT_JSON_CHARS) {
+  // The script is stored in one SQLite value.
+  if (body.script !== undefined && JSON.stringify(body.script).length > MAX_STORED_JSON_CHARS) {
     return fail(
       413,
       "payload_too_large",
-      `script: over ${MAX_SCRIPT_JSON_CHARS} characters of JSON; split the replay into shorter sessions.`,
+      `script: over ${MAX_STORED_JSON_CHARS} characters of JSON; split the replay into shorter sessions.`,
     );
   }
 

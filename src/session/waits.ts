@@ -14,11 +14,7 @@ interface WaitRow {
   partial_answers: string;
 }
 
-/**
- * Opens a wait. Refuses a second one while another is open: the engine stops at the first.
- *
- * @example openWait(sql, { kind: "plan", tool_use_id: "toolu_1", input: {} }, Date.now());
- */
+/** Opens a wait. Refuses a second one while another is open: the engine stops at the first. */
 export function openWait(
   sql: SqlStorage,
   wait: { kind: Pending["kind"]; tool_use_id: string; input: Record<string, unknown> },
@@ -57,6 +53,16 @@ function openRow(sql: SqlStorage): WaitRow | undefined {
       "SELECT tool_use_id, kind, input, opened_at, partial_answers FROM waits WHERE closed_at IS NULL LIMIT 1",
     )
     .toArray()[0] as WaitRow | undefined;
+}
+
+/** Every call a wait was ever opened for (open or closed): their results are user input. */
+export function waitedCalls(sql: SqlStorage): Set<string> {
+  return new Set(
+    sql
+      .exec<{ tool_use_id: string }>("SELECT tool_use_id FROM waits")
+      .toArray()
+      .map((r) => r.tool_use_id),
+  );
 }
 
 /** Closes the wait of this tool call (a no-op when it is not open). */

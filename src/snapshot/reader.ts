@@ -1,5 +1,5 @@
-import type { SnapshotEntry, SnapshotFiles } from "./files.ts";
 import { comparePaths } from "../protocol/index.ts";
+import type { SnapshotEntry, SnapshotFiles } from "./files.ts";
 import { type IndexedFile, loadIndex, packKey, type SnapshotIndex } from "./layout.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });

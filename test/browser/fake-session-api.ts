@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import { Hono } from "hono";
 import {
+  type DecisionKind,
   type Event,
   MAX_APPROVABLE_PLAN_CHARS,
   type NewEvent,
@@ -176,6 +177,11 @@ export class FakeSessionApi {
             },
           ],
         },
+        answers: {
+          tool_use_id: body.tool_use_id,
+          answers: body.answers as Record<string, string>,
+          by: "user",
+        },
       });
       this.touch({ status: "running", phase: "running", pending: null });
       return { status: 202, body: { accepted: true } };
@@ -191,7 +197,8 @@ export class FakeSessionApi {
       return error(409, "not_pending", "This plan is not waiting for a decision.");
     }
     const plan = typeof body.plan === "string" ? body.plan : (this.plan?.content ?? "");
-    const result = (content: string, isError: boolean) =>
+    // As the server writes it: the prose, and the verdict as data.
+    const result = (content: string, isError: boolean, kind: DecisionKind) =>
       this.append({
         type: "user",
         message: {
@@ -200,6 +207,7 @@ export class FakeSessionApi {
             { type: "tool_result", tool_use_id: pending.tool_use_id, content, is_error: isError },
           ],
         },
+        decision: { tool_use_id: pending.tool_use_id, kind },
       });
     switch (body.decision) {
       case "reject": {
@@ -211,7 +219,11 @@ export class FakeSessionApi {
             "Say what should change: write feedback or add a comment.",
           );
         }
-        result(`Keep planning.\n\nFeedback from the user:\n${String(body.feedback ?? "")}`, true);
+        result(
+          `Keep planning.\n\nFeedback from the user:\n${String(body.feedback ?? "")}`,
+          true,
+          "reject",
+        );
         this.touch({
           status: "running",
           phase: "running",
@@ -230,7 +242,7 @@ export class FakeSessionApi {
         }
         if (plan.length > MAX_APPROVABLE_PLAN_CHARS)
           return error(409, "plan_too_large", "The plan is too large.");
-        result(`Approved.\n\n## Approved Plan:\n${plan}`, false);
+        result(`Approved.\n\n## Approved Plan:\n${plan}`, false, "approve");
         this.touch({
           status: "running",
           phase: "executing",
@@ -244,7 +256,7 @@ export class FakeSessionApi {
         if (!(Date.now() - polled <= TERMINAL_POLL_WINDOW_MS)) {
           return error(409, "no_terminal", "No terminal is polling this session.");
         }
-        result(`Stop now.\n\n__ULTRAPLAN_TELEPORT_LOCAL__\n${plan}`, true);
+        result(`Stop now.\n\n__ULTRAPLAN_TELEPORT_LOCAL__\n${plan}`, true, "teleport");
         this.append({ type: "result", subtype: "archived", is_error: false, num_turns: 1 });
         this.touch({
           status: "archived",

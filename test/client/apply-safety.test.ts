@@ -10,7 +10,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { dirtyPaths } from "../../local-client/apply-changes.ts";
+import { ApplyRefusedError, applyChanges, dirtyPaths } from "../../local-client/apply-changes.ts";
 import { diffPaths } from "../../local-client/diff-names.ts";
 import { unsafeRepoName } from "../../src/protocol/index.ts";
 import { gitBlobId, unifiedDiff } from "../../src/session/unified-diff.ts";
@@ -99,6 +99,8 @@ describe("pull --apply refuses what must never be written locally", { timeout: 3
     expect(stderr).toMatch(
       /refusing to apply[\s\S]*":!src\/a\.ts": it starts with ":", which git reads as pathspec magic[\s\S]*Nothing was applied/,
     );
+    // The CLI's advice names this session, not a placeholder.
+    expect(stderr).toContain(`Read it with \`planport pull ${FAKE_SESSION_ID}\` before deciding`);
     expect(readFileSync(join(repo, "src/a.ts"), "utf8")).toBe("one\nTWO (mine, staged)\nthree\n");
     expect(git(repo, "status", "--porcelain")).toBe(statusBefore);
     expect(readdirSync(join(repo, "src"))).toEqual(["a.ts"]);
@@ -172,6 +174,19 @@ describe("dirtyPaths reads paths literally", () => {
     const repo = repoWith({ "a.ts": "x\n" });
     writeFileSync(join(repo, "a.ts"), "dirty\n");
     expect(dirtyPaths(repo, ["*.ts"])).toEqual([]);
+  });
+});
+
+describe("applyChanges refuses with data", () => {
+  it("names the files with uncommitted work and leaves what to do next to its caller", async () => {
+    const repo = repoWith({ "src/a.ts": "one\n" });
+    writeFileSync(join(repo, "src/a.ts"), "mine\n");
+    const diff = await remoteDiff([{ path: "src/a.ts", before: "one\n", after: "remote\n" }]);
+    const refusal = await applyChanges(repo, diff).catch((e: unknown) => e);
+    expect(refusal).toBeInstanceOf(ApplyRefusedError);
+    expect(refusal).toMatchObject({ reason: "dirty_files", names: ["src/a.ts"] });
+    expect((refusal as Error).message).not.toMatch(/planport|Commit or stash/);
+    expect(readFileSync(join(repo, "src/a.ts"), "utf8")).toBe("mine\n");
   });
 });
 

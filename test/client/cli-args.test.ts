@@ -10,7 +10,7 @@ import { portFlag } from "../../local-client/cli/serve.ts";
 import { sessionTable } from "../../local-client/cli/table.ts";
 import { formatAge, formatDuration, parseDuration } from "../../local-client/duration.ts";
 import { UsageError } from "../../local-client/errors.ts";
-import type { PollErrorReason } from "../../local-client/poller.ts";
+import type { PollErrorReason } from "../../local-client/poll-error.ts";
 import { fakeSession } from "./fake-feed.ts";
 
 describe("durations", () => {
@@ -49,7 +49,7 @@ describe("durations", () => {
 });
 
 describe("exit codes", () => {
-  it("map every poll outcome exactly as CONTRACT", () => {
+  it("map every poll outcome exactly as docs/PROTOCOL.md", () => {
     const expected: Record<PollErrorReason, number> = {
       terminated: 3,
       timeout_pending: 4,

@@ -13,7 +13,7 @@ import { isolatedHome, ndjson, runCli, startCli } from "./run-cli.ts";
 
 /**
  * The real CLI process against the fake feed server: `attach` with `--json` prints only the
- * CONTRACT NDJSON lines and exits with the CONTRACT codes.
+ * NDJSON lines and exits with the codes of docs/PROTOCOL.md.
  */
 
 let feed: FakeFeed;
@@ -214,7 +214,9 @@ describe("planport attach --json", () => {
     await first.waitForStdout('"phase":"plan_ready"');
     const second = await runCli(attach(), { env: home.env });
     expect(second.code).toBe(2);
-    expect(String(ndjson(second.stdout)[0]?.message)).toMatch(/already being polled.*process \d+/);
+    expect(String(ndjson(second.stdout)[0]?.message)).toMatch(
+      /already being polled.*process (\d+)\. Wait for it to finish, or stop it \(Ctrl-C in its terminal, or `kill \1`\)\./,
+    );
     first.child.kill("SIGINT");
     expect((await first.done).code).toBe(130);
   });

@@ -6,7 +6,7 @@ import {
 } from "../../src/protocol/index.ts";
 
 /**
- * Builders for feed events in the CONTRACT shapes, and a log that pages them like the worker
+ * Builders for feed events in the shapes of docs/PROTOCOL.md, and a log that pages them like the worker
  * does (`after_id`, `limit`, `has_more`). Shared by the scanner, poller and CLI tests.
  */
 

@@ -5,6 +5,7 @@ import {
   type PollPhase,
   pollForApprovedExitPlanMode,
 } from "../../local-client/poller.ts";
+import type { Session } from "../../src/protocol/index.ts";
 import {
   FAKE_SESSION_ID,
   FAKE_TOKEN,
@@ -46,18 +47,24 @@ async function pollError(p: Promise<unknown>): Promise<PollError> {
 const unavailable = () => ({ status: 503 });
 
 describe("pollForApprovedExitPlanMode", () => {
-  it("returns the approved plan with execution target remote", async () => {
+  it("returns the approved plan: kind approved, execution target remote", async () => {
     feed.log.append(ev.init(), ev.exitPlanMode("p1"), ev.approve("p1", "the plan"));
-    await expect(poll()).resolves.toMatchObject({
+    await expect(poll()).resolves.toEqual({
+      kind: "approved",
       plan: "the plan",
       rejectCount: 0,
       executionTarget: "remote",
     });
   });
 
-  it("returns a teleported plan with execution target local, even when the archive follows", async () => {
+  it("returns a teleported plan: kind teleport, execution target local, even when the archive follows", async () => {
     feed.log.append(ev.exitPlanMode("p1"), ev.teleport("p1", "go home"), ev.result("archived"));
-    await expect(poll()).resolves.toMatchObject({ plan: "go home", executionTarget: "local" });
+    await expect(poll()).resolves.toEqual({
+      kind: "teleport",
+      plan: "go home",
+      rejectCount: 0,
+      executionTarget: "local",
+    });
   });
 
   it("sends the bearer token and polls at the 3 s interval", async () => {
@@ -76,7 +83,7 @@ describe("pollForApprovedExitPlanMode", () => {
     expect(feed.eventsRequests()).toHaveLength(5);
   });
 
-  it("the 5th consecutive transient failure ends it with network_or_unknown and the attach command", async () => {
+  it("the 5th consecutive transient failure ends it with network_or_unknown, the server and the last failure", async () => {
     feed.eventFaults.push(
       unavailable(),
       { status: 429 },
@@ -87,8 +94,18 @@ describe("pollForApprovedExitPlanMode", () => {
     feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "never read"));
     const err = await pollError(poll());
     expect(err.reason).toBe("network_or_unknown");
-    expect(err.message).toContain(`planport attach ${FAKE_SESSION_ID}`);
-    expect(err.message).toContain("may still be running");
+    expect(err.detail).toEqual({
+      reason: "network_or_unknown",
+      server: feed.url,
+      attempts: 5,
+      transient: true,
+      status: 503,
+      code: "boom",
+      lastError: "scripted",
+    });
+    expect(err.message).toBe(
+      `Lost contact with ${feed.url} after 5 failed polls in a row (last: scripted).`,
+    );
     expect(feed.eventsRequests()).toHaveLength(5);
   });
 
@@ -112,14 +129,17 @@ describe("pollForApprovedExitPlanMode", () => {
   it("401 ends it after exactly one request", async () => {
     const err = await pollError(poll({ token: "wrong" }));
     expect(err.reason).toBe("network_or_unknown");
+    expect(err.detail).toMatchObject({ status: 401, code: "unauthorized", transient: false });
     expect(err.message).toMatch(/refused the token/);
     expect(feed.requests).toHaveLength(1);
   });
 
-  it("404 ends it after exactly one request, suggesting the id may be wrong", async () => {
+  it("404 ends it after exactly one request, naming the session that was not found", async () => {
     const err = await pollError(poll({ sessionId: "ses_01jxnothere000000000000000" }));
     expect(err.reason).toBe("network_or_unknown");
-    expect(err.message).toMatch(/not found.*session id/);
+    expect(err.sessionId).toBe("ses_01jxnothere000000000000000");
+    expect(err.detail).toMatchObject({ status: 404, code: "not_found", attempts: 1 });
+    expect(err.message).toMatch(/ses_01jxnothere000000000000000 was not found/);
     expect(feed.requests).toHaveLength(1);
   });
 
@@ -235,7 +255,8 @@ describe("pollForApprovedExitPlanMode", () => {
     expect(err.reason).toBe("stopped");
     expect(err.rejectCount).toBe(1);
     expect(err.progress.cursor).toBe("evt_0000000000000003");
-    expect(err.message).toContain(`planport attach ${FAKE_SESSION_ID}`);
+    expect(err.sessionId).toBe(FAKE_SESSION_ID);
+    expect(err.message).toBe("Stopped polling; the remote session keeps running.");
   });
 
   it("resumes from a saved cursor and scanner state", async () => {
@@ -272,6 +293,139 @@ describe("pollForApprovedExitPlanMode", () => {
     } finally {
       await big.close();
     }
+  });
+
+  it.each([
+    [
+      "terminated",
+      () => feed.log.append(ev.result("error_max_turns", "too many turns")),
+      { reason: "terminated", subtype: "error_max_turns", sessionMessage: "too many turns" },
+    ],
+    [
+      "terminated (archived)",
+      () => feed.log.append(ev.result("archived")),
+      { reason: "terminated", subtype: "archived" },
+    ],
+    [
+      "timeout_no_plan",
+      () => feed.log.append(ev.text()),
+      { reason: "timeout_no_plan", waitedMs: 9_000 },
+    ],
+    [
+      "timeout_pending",
+      () => feed.log.append(ev.exitPlanMode("p1")),
+      { reason: "timeout_pending", waitedMs: 9_000 },
+    ],
+    [
+      "extract_marker_missing",
+      () => feed.log.append(ev.exitPlanMode("p1"), ev.toolResult("p1", "yes", false)),
+      {
+        reason: "extract_marker_missing",
+        toolUseId: "p1",
+        markers: ["## Approved Plan:", "## Approved Plan (edited by user):"],
+      },
+    ],
+    [
+      "network_or_unknown",
+      () => feed.eventFaults.push({ status: 400 }),
+      {
+        reason: "network_or_unknown",
+        server: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+        attempts: 1,
+        transient: false,
+        status: 400,
+        code: "boom",
+        lastError: "scripted",
+      },
+    ],
+  ] as const)(
+    "a PollError (%s) carries its data and says what happened, never what to run",
+    async (_, script, detail) => {
+      script();
+      const err = await pollError(poll({ timeoutMs: 9_000 }));
+      expect(err.detail).toEqual(detail);
+      expect(err.reason).toBe(detail.reason);
+      expect(err.sessionId).toBe(FAKE_SESSION_ID);
+      expect(err.rejectCount).toBe(err.progress.scanner.rejectCount);
+      // The library is not the CLI: no commands, flags or variables of planport in its sentences.
+      expect(err.message).not.toMatch(/planport |--[a-z]|PLANPORT_/);
+      expect(err.message.length).toBeGreaterThan(10);
+    },
+  );
+
+  it("reads the server's phase before its status: running and executing are running", async () => {
+    const phases: PollPhase[] = [];
+    feed.log.append(ev.text());
+    feed.session = fakeSession({ status: "requires_action", phase: "executing" });
+    feed.onEventsRequest = (n) => {
+      if (n === 3) feed.log.append(ev.text());
+      if (n === 4) feed.session = fakeSession({ status: "idle", phase: "running" });
+    };
+    await pollError(poll({ timeoutMs: 15_000, onPhaseChange: (p) => phases.push(p) }));
+    // By status alone both quiet reads would have said needs_input.
+    expect(phases).toEqual(["running"]);
+    expect(feed.requests.filter((r) => r.path === `/v1/sessions/${FAKE_SESSION_ID}`)).toHaveLength(
+      2,
+    );
+  });
+
+  it("a quiet session in phase plan_ready is plan_ready even when the scanner never saw the call", async () => {
+    // Resumed past the ExitPlanMode with a state that does not list it (the sidecar was lost).
+    feed.log.append(ev.exitPlanMode("p1"), ev.result("success"));
+    feed.session = fakeSession({ status: "requires_action", phase: "plan_ready" });
+    const phases: PollPhase[] = [];
+    const resume = {
+      cursor: "evt_0000000000000002",
+      scanner: { rejectCount: 0, openPlanCalls: [], everSeenPending: false },
+    };
+    await pollError(poll({ timeoutMs: 9_000, resume, onPhaseChange: (p) => phases.push(p) }));
+    expect(phases).toEqual(["plan_ready"]);
+  });
+
+  it("done defers to the status: archived says nothing new, idle is the user's move", async () => {
+    const phases: PollPhase[] = [];
+    feed.log.append(ev.text());
+    feed.session = fakeSession({ status: "archived", phase: "done" });
+    feed.onEventsRequest = (n) => {
+      if (n === 3) {
+        feed.log.append(ev.text());
+        feed.session = fakeSession({ status: "idle", phase: "done" });
+      }
+    };
+    await pollError(poll({ timeoutMs: 15_000, onPhaseChange: (p) => phases.push(p) }));
+    expect(phases).toEqual(["running", "needs_input"]);
+  });
+
+  it("a server that sends no phase is read by its status", async () => {
+    const { phase: _phase, ...withoutPhase } = fakeSession({ status: "requires_action" });
+    feed.session = withoutPhase as Session;
+    feed.log.append(ev.init(), ev.toolUse("q1", "AskUserQuestion"));
+    const phases: PollPhase[] = [];
+    const err = await pollError(poll({ timeoutMs: 9_000, onPhaseChange: (p) => phases.push(p) }));
+    expect(err.reason).toBe("timeout_no_plan");
+    expect(phases).toEqual(["running", "needs_input"]);
+  });
+
+  it("needs_input only on a quiet tick: while events arrive the phase stays running", async () => {
+    feed.session = fakeSession({ status: "requires_action", phase: "needs_input" });
+    feed.log.append(ev.text());
+    feed.onEventsRequest = (n) => {
+      if (n <= 4) feed.log.append(ev.text(`step ${n}`));
+    };
+    const phases: PollPhase[] = [];
+    const ticksAtChange: number[] = [];
+    await pollError(
+      poll({
+        timeoutMs: 21_000,
+        onPhaseChange: (p) => {
+          phases.push(p);
+          ticksAtChange.push(feed.eventsRequests().length);
+        },
+      }),
+    );
+    expect(phases).toEqual(["running", "needs_input"]);
+    // Events arrived on the first four ticks; the fifth was the first quiet one.
+    expect(ticksAtChange).toEqual([1, 5]);
   });
 
   it("refuses nonsense options with a clear error", async () => {

@@ -74,7 +74,7 @@ describe("poll lock", () => {
       const holderPid = holder.pid ?? -1;
       const releaseHolder = acquirePollLock(ID, env, holderPid);
       expect(() => acquirePollLock(ID, env)).toThrow(PollLockedError);
-      expect(() => acquirePollLock(ID, env)).toThrow(new RegExp(`process ${holderPid}`));
+      expect(() => acquirePollLock(ID, env)).toThrow(new RegExp(`process ${holderPid}\\.$`));
       releaseHolder();
       const release = acquirePollLock(ID, env);
       releaseHolder(); // not the holder any more: must not remove our lock

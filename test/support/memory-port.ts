@@ -3,33 +3,38 @@
  * tests of the planning engine before (and besides) the real object. It is NOT the product's
  * storage: the real port is SQLite inside the Durable Object. What it imitates faithfully is
  * what the engine relies on: transactions that roll back on a throw (so a "crash" in the middle
- * of one leaves no trace), append-only events with sortable ids, one open wait at a time, and
- * decisions/answers recorded together with their tool results (via the real `decisions.ts`).
+ * of one leaves no trace), append-only events with sortable ids, the `system/init` event from
+ * creation, one open wait at a time, and decisions and answers recorded together with their
+ * tool results. A decision is judged and its effects computed by the session's own rules
+ * (src/session/decision-rules.ts), so the double cannot decide differently from the session.
  *
  * `crashWhen` injects a failure into a chosen write, to simulate a restart between two writes.
  */
-import {
-  afkAnswersResult,
-  answersResult,
-  type PlanDecision,
-  planDecisionResult,
-} from "../../src/planner/decisions.ts";
+import { DEFAULT_MAX_TURNS } from "../../src/config.ts";
+import { afkAnswersResult, answersEvent } from "../../src/planner/decisions.ts";
 import type {
   SessionFacts,
   SessionPort,
+  SessionState,
   SnapshotEntry,
   SnapshotFiles,
 } from "../../src/planner/port.ts";
+import { modelTurns } from "../../src/planner/turns.ts";
 import type {
   Comment,
+  Decision,
   Event,
   NewEvent,
+  OutcomeKind,
   Pending,
   PermissionMode,
+  PlanDecisionRecord,
   PlanFile,
   ToolResultBlock,
   Usage,
 } from "../../src/protocol/index.ts";
+import { evaluateDecision } from "../../src/session/decision-rules.ts";
+import { initEvent } from "../../src/session/init-event.ts";
 
 /** An in-memory repository snapshot (TEST DOUBLE of the R2-backed reader). */
 export function memorySnapshot(
@@ -69,7 +74,12 @@ interface State {
   plan: PlanFile | null;
   overlay: Map<string, string | null>;
   wait: Pending | null;
+  /** Every call a wait was opened for. */
+  waited: Set<string>;
   partial: Map<string, Record<string, string>>;
+  decisions: PlanDecisionRecord[];
+  rejectCount: number;
+  outcome: OutcomeKind | null;
   usage: Usage;
   ended: { subtype: string; message: string } | null;
   finished: boolean;
@@ -103,7 +113,7 @@ export class MemoryPort implements SessionPort {
       planPath: "/plans/bold-eagle.md",
       instructions: null,
       askTimeoutS: null,
-      maxTurns: 50,
+      maxTurns: DEFAULT_MAX_TURNS,
       script: null,
       snapshotId: opts.files ? "f".repeat(64) : null,
       ...opts.facts,
@@ -119,12 +129,18 @@ export class MemoryPort implements SessionPort {
       plan: null,
       overlay: new Map(),
       wait: null,
+      waited: new Set(),
       partial: new Map(),
+      decisions: [],
+      rejectCount: 0,
+      outcome: null,
       usage: { input_tokens: 0, output_tokens: 0 },
       ended: null,
       finished: false,
       archived: false,
     };
+    // As the session writes it at creation.
+    this.appendEvents([initEvent(this.facts)]);
   }
 
   transaction<T>(fn: () => T): T {
@@ -154,17 +170,22 @@ export class MemoryPort implements SessionPort {
     this.#s.events.push(...stored);
     return structuredClone(stored);
   }
-  listEvents(): Event[] {
-    return structuredClone(this.#s.events);
+  loadState(): SessionState {
+    return {
+      events: this.listEvents(),
+      ended: this.hasEnded(),
+      mode: this.#s.mode,
+      wait: this.pendingWait(),
+      waitedCalls: new Set(this.#s.waited),
+      decisions: structuredClone(this.#s.decisions),
+      engineState: structuredClone(this.#s.engineState),
+    };
+  }
+  hasEnded(): boolean {
+    return this.#s.ended !== null || this.#s.archived;
   }
   permissionMode(): PermissionMode {
     return this.#s.mode;
-  }
-  prePlanMode(): PermissionMode {
-    return this.#prePlan;
-  }
-  loadEngineState(): unknown {
-    return structuredClone(this.#s.engineState);
   }
   saveEngineState(state: unknown): void {
     this.#s.engineState = structuredClone(state);
@@ -200,6 +221,7 @@ export class MemoryPort implements SessionPort {
     this.#crash("openWait", wait);
     if (this.#s.wait !== null) throw new Error("memory port: a wait is already open");
     this.#s.wait = { ...structuredClone(wait), opened_at: new Date(this.#clock).toISOString() };
+    this.#s.waited.add(wait.tool_use_id);
   }
   pendingWait(): Pending | null {
     return this.#s.wait ? structuredClone(this.#s.wait) : null;
@@ -217,9 +239,14 @@ export class MemoryPort implements SessionPort {
     };
   }
   endSession(subtype: "error_during_execution" | "error_max_turns", message: string): void {
+    if (this.hasEnded()) return;
     this.transaction(() => {
-      this.appendEvents([{ type: "result", subtype, is_error: true, num_turns: 0, message }]);
+      this.appendEvents([
+        { type: "result", subtype, is_error: true, num_turns: this.#turns(), message },
+      ]);
+      this.#s.wait = null;
       this.#s.ended = { subtype, message };
+      this.#s.outcome ??= "terminated";
     });
   }
   finishExecution(): void {
@@ -230,6 +257,11 @@ export class MemoryPort implements SessionPort {
   }
 
   // ---- What the session object does on user requests (for tests) ----
+
+  /** The whole log, oldest first. */
+  listEvents(): Event[] {
+    return structuredClone(this.#s.events);
+  }
 
   /** Moves the clock forward. */
   advance(ms: number): void {
@@ -250,46 +282,72 @@ export class MemoryPort implements SessionPort {
   answer(toolUseId: string, answers: Record<string, string>): void {
     this.#requireWait(toolUseId, "question");
     this.transaction(() => {
-      this.appendEvents([toolResult(answersResult(toolUseId, answers))]);
+      this.appendEvents([answersEvent(toolUseId, answers, "user")]);
       this.closeWait(toolUseId);
     });
   }
 
-  /** Decides the open ExitPlanMode the way the session object does (one transaction). */
+  /**
+   * Decides the open ExitPlanMode as the session object does: judged by the session's rules
+   * (a refusal throws, naming its code), its effects applied in one transaction. A terminal is
+   * taken to be polling, so a teleport is never refused for want of one.
+   */
   decide(
     toolUseId: string,
     decision:
       | { kind: "approve"; plan?: string; mode?: PermissionMode }
       | { kind: "reject"; feedback?: string; comments?: Comment[] }
-      | { kind: "teleport" },
+      | { kind: "teleport"; plan?: string },
   ): void {
-    this.#requireWait(toolUseId, "plan");
-    const current = this.#s.plan?.content ?? "";
+    const body: Decision = {
+      tool_use_id: toolUseId,
+      decision: decision.kind,
+      plan: "plan" in decision ? decision.plan : undefined,
+      permission_mode: "mode" in decision ? decision.mode : undefined,
+      feedback: "feedback" in decision ? decision.feedback : undefined,
+      comments: "comments" in decision ? decision.comments : undefined,
+    };
+    const judged = evaluateDecision(body, {
+      sessionId: this.facts.id,
+      planner: this.facts.planner,
+      planPath: this.facts.planPath,
+      prePlanMode: this.#prePlan,
+      rejectCount: this.#s.rejectCount,
+      ended: this.hasEnded(),
+      earlier: this.#s.decisions.find((d) => d.tool_use_id === toolUseId)?.kind ?? null,
+      wait: this.pendingWait(),
+      plan: this.#s.plan?.content ?? null,
+      nowMs: this.#clock,
+      terminalPolledAt: this.#clock,
+    });
+    if (!judged.ok) throw new Error(`memory port: ${judged.error.code}: ${judged.error.message}`);
+    const effects = judged.value;
     this.transaction(() => {
-      let d: PlanDecision;
-      if (decision.kind === "approve") {
-        if (decision.plan !== undefined) this.writePlan(decision.plan, { editedByUser: true });
-        d = {
-          kind: "approve",
-          plan: decision.plan ?? current,
-          editedByUser: decision.plan !== undefined,
-          planPath: this.facts.planPath,
-        };
-        this.#s.mode = decision.mode ?? this.#prePlan;
-      } else if (decision.kind === "reject") {
-        d = {
-          kind: "reject",
-          feedback: decision.feedback ?? "",
-          comments: decision.comments ?? [],
-          planPath: this.facts.planPath,
-        };
-      } else d = { kind: "teleport", plan: current };
-      this.appendEvents([toolResult(planDecisionResult(toolUseId, d))]);
+      this.#s.decisions.push({
+        ...effects.record,
+        decided_at: new Date(this.#clock).toISOString(),
+      });
+      if (effects.editedPlan !== null) this.writePlan(effects.editedPlan, { editedByUser: true });
       this.closeWait(toolUseId);
-      if (decision.kind === "teleport") {
-        this.#s.archived = true;
-        this.appendEvents([{ type: "result", subtype: "archived", is_error: false, num_turns: 0 }]);
-      }
+      this.appendEvents([effects.event]);
+      const row = effects.row;
+      if (row.permission_mode !== undefined) this.#s.mode = row.permission_mode;
+      if (row.reject_count !== undefined) this.#s.rejectCount = row.reject_count;
+      if (row.outcome_kind !== undefined) this.#s.outcome = row.outcome_kind;
+      if (effects.next === "archive") this.archive();
+    });
+  }
+
+  /** Archives the session as the session object does: one `result/archived` event, ever. */
+  archive(): void {
+    if (this.#s.archived) return;
+    this.transaction(() => {
+      this.#s.wait = null;
+      this.appendEvents([
+        { type: "result", subtype: "archived", is_error: false, num_turns: this.#turns() },
+      ]);
+      this.#s.archived = true;
+      this.#s.outcome ??= "terminated";
     });
   }
 
@@ -309,6 +367,19 @@ export class MemoryPort implements SessionPort {
   }
   get archived(): boolean {
     return this.#s.archived;
+  }
+  get outcome(): OutcomeKind | null {
+    return this.#s.outcome;
+  }
+  get rejectCount(): number {
+    return this.#s.rejectCount;
+  }
+  get decisions(): PlanDecisionRecord[] {
+    return structuredClone(this.#s.decisions);
+  }
+
+  #turns(): number {
+    return modelTurns(this.#s.events);
   }
 
   #requireWait(toolUseId: string, kind: Pending["kind"]): void {
@@ -332,12 +403,10 @@ export class MemoryPort implements SessionPort {
       plan: this.#s.plan ? { ...this.#s.plan } : null,
       overlay: new Map(this.#s.overlay),
       wait: this.#s.wait ? structuredClone(this.#s.wait) : null,
+      waited: new Set(this.#s.waited),
       partial: new Map(this.#s.partial),
+      decisions: structuredClone(this.#s.decisions),
       usage: { ...this.#s.usage },
     };
   }
-}
-
-function toolResult(block: ToolResultBlock): NewEvent {
-  return { type: "user", message: { role: "user", content: [block] } };
 }

@@ -1,39 +1,18 @@
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { step } from "../../src/planner/loop.ts";
 import { ANTHROPIC_VERSION } from "../../src/planner/models/anthropic.ts";
-import type { PlannerEnv } from "../../src/planner/port.ts";
 import { toolResultText } from "../../src/protocol/index.ts";
-import type { RecordedRequest, ScriptedResponse } from "../client/anthropic-double-types.ts";
 import { MemoryPort } from "../support/memory-port.ts";
+import { anthropicLane } from "./planner/anthropic-lane.ts";
 import { FAST_RETRY, shopFixture, toolResultsOf } from "./planner/helpers.ts";
 
 /**
  * The anthropic planner against an Anthropic Messages API TEST DOUBLE served over real HTTP
- * (started by the vitest global setup in Node; this code runs in workerd and reaches it through
- * ANTHROPIC_BASE_URL, exactly as a deployment reaches a gateway).
+ * (see ./planner/anthropic-lane.ts).
  */
 
 const PLAN = "/plans/bold-eagle.md";
-const DOUBLE = inject("anthropicDoubleUrl");
-
-async function lane(responses: ScriptedResponse[]) {
-  const name = crypto.randomUUID();
-  const res = await fetch(`${DOUBLE}/_double/${name}/script`, {
-    method: "POST",
-    body: JSON.stringify(responses),
-  });
-  expect(res.status).toBe(204);
-  const env: PlannerEnv = {
-    ANTHROPIC_API_KEY: "sk-test-double",
-    ANTHROPIC_BASE_URL: `${DOUBLE}/t/${name}`,
-    ANTHROPIC_MODEL: "claude-test",
-  };
-  return {
-    env,
-    requests: async () =>
-      (await (await fetch(`${DOUBLE}/_double/${name}/requests`)).json()) as RecordedRequest[],
-  };
-}
+const lane = anthropicLane;
 
 const ok = (
   content: unknown[],

@@ -92,6 +92,27 @@ describe("the agent loop around decisions, answers and messages", () => {
     expect(port.pendingWait()?.tool_use_id).not.toBe(first.tool_use_id);
   });
 
+  it("the in-memory session decides by the session's own rules, refusals included", async () => {
+    const { port, opts } = session([
+      turn(tool("Write", { file_path: PLAN, content: "# Plan\n" }), tool("ExitPlanMode", {})),
+    ]);
+    await runUntilStopped(port, opts);
+    const id = port.pendingWait()!.tool_use_id;
+    expect(() => port.decide(id, { kind: "reject" })).toThrow("feedback_required");
+    expect(() => port.decide("toolu_other", { kind: "approve" })).toThrow("not_pending");
+    expect(() => port.decide(id, { kind: "approve", plan: "x".repeat(200_001) })).toThrow(
+      "plan_too_large",
+    );
+    port.decide(id, { kind: "reject", comments: [{ quote: "# Plan", text: "Say more." }] });
+    expect(() => port.decide(id, { kind: "approve" })).toThrow("already_decided");
+    expect(port.rejectCount).toBe(1);
+    expect(port.decisions).toMatchObject([
+      { tool_use_id: id, kind: "reject", feedback: null, comments: [{ quote: "# Plan" }] },
+    ]);
+    const answer = port.listEvents().find((e) => e.type === "user" && e.decision !== undefined);
+    expect(answer).toMatchObject({ decision: { tool_use_id: id, kind: "reject" } });
+  });
+
   it("after a teleport the session is archived and the model is never called again", async () => {
     const { port, planner, opts } = session([
       turn(tool("Write", { file_path: PLAN, content: "# Plan\n" }), tool("ExitPlanMode", {})),

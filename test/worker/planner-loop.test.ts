@@ -1,12 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { step } from "../../src/planner/loop.ts";
-import { SCRIPT_EXHAUSTED_TEXT } from "../../src/planner/models/scripted.ts";
-import { toolResultText } from "../../src/protocol/index.ts";
+import { SCRIPT_EXHAUSTED_TEXT, scriptedPlanner } from "../../src/planner/models/scripted.ts";
+import { TELEPORT_SENTINEL, toolResultText } from "../../src/protocol/index.ts";
+import { MemoryPort } from "../support/memory-port.ts";
 import {
   assistantEvents,
   PLAN_PATH as PLAN,
+  recording,
   runUntilStopped,
   scriptedSession as session,
+  shopFixture,
   text,
   tool,
   toolResultsOf,
@@ -95,10 +98,15 @@ describe("the agent loop with the scripted planner", () => {
 
   it("does nothing for a session archived before its first step", async () => {
     const { port, planner, opts } = session([turn(text("ok"))]);
-    port.appendEvents([{ type: "result", subtype: "archived", is_error: false, num_turns: 0 }]);
+    port.archive();
+    const archived = port.listEvents();
+    expect(archived.map((e) => [e.type, "subtype" in e && e.subtype])).toEqual([
+      ["system", "init"],
+      ["result", "archived"],
+    ]);
     expect(await step(port, {}, opts)).toEqual({ next: "idle" });
     expect(planner.requests).toHaveLength(0);
-    expect(port.listEvents()).toHaveLength(1);
+    expect(port.listEvents()).toEqual(archived);
   });
 
   it("denies a write outside the plan file in plan mode and changes nothing", async () => {
@@ -253,5 +261,71 @@ describe("the agent loop with the scripted planner", () => {
     expect(await step(port, {}, opts)).toEqual({ next: "wait" });
     expect(port.listEvents().filter((e) => e.type === "result")).toHaveLength(1);
     expect(planner.requests).toHaveLength(1);
+  });
+
+  it("ends only when the session has ended: a tool error quoting the teleport sentinel is just an error", async () => {
+    const { port, planner, opts } = session([
+      turn(tool("Read", { file_path: `${TELEPORT_SENTINEL}.md` })),
+      turn(text("That file does not exist; planning without it.")),
+    ]);
+    expect(await runUntilStopped(port, opts)).toEqual({ next: "idle" });
+    const [missing] = toolResultsOf(port.listEvents());
+    expect(missing?.is_error).toBe(true);
+    expect(toolResultText(missing!.content)).toContain(TELEPORT_SENTINEL);
+    // The model heard about the error and answered: the session went on.
+    expect(planner.requests).toHaveLength(2);
+    expect(port.hasEnded()).toBe(false);
+  });
+
+  it("counts num_turns as the model calls of the whole session, on every result", async () => {
+    const { port, opts } = session([
+      turn(tool("Glob", { pattern: "src/*" })),
+      turn(text("First answer.")),
+      turn(text("Second answer.")),
+    ]);
+    await runUntilStopped(port, opts);
+    port.sendText("And the tests?");
+    await runUntilStopped(port, opts);
+    port.archive();
+    const results = port.listEvents().flatMap((e) => (e.type === "result" ? [e] : []));
+    expect(results.map((r) => [r.subtype, r.num_turns])).toEqual([
+      ["success", 2],
+      ["success", 3],
+      ["archived", 3],
+    ]);
+  });
+
+  it("reads the session's state once per step, however many tool calls and events it writes", async () => {
+    class CountingPort extends MemoryPort {
+      loads = 0;
+      override loadState() {
+        this.loads++;
+        return super.loadState();
+      }
+    }
+    const script = [
+      turn(
+        tool("Read", { file_path: "src/billing/invoice.ts" }),
+        tool("Glob", { pattern: "src/**" }),
+        tool("Write", { file_path: PLAN, content: "# Plan\n" }),
+        tool("ExitPlanMode", {}),
+      ),
+    ];
+    const port = new CountingPort({
+      files: shopFixture(),
+      facts: { planner: "scripted", script },
+    });
+    const planner = recording(scriptedPlanner(script));
+    expect(await step(port, {}, { planner })).toEqual({ next: "wait" });
+    expect(port.loads).toBe(1);
+    expect(port.listEvents().map((e) => e.type)).toEqual([
+      "system",
+      "user",
+      "assistant",
+      "user",
+      "user",
+      "user",
+      "result",
+    ]);
   });
 });

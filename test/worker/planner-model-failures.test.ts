@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { step } from "../../src/planner/loop.ts";
 import { ModelCallError, type ModelTurn, type Planner } from "../../src/planner/models/types.ts";
 import { MemoryPort } from "../support/memory-port.ts";
+import { anthropicLane } from "./planner/anthropic-lane.ts";
 import { assistantEvents, FAST_RETRY, shopFixture } from "./planner/helpers.ts";
 
 describe("model failures", () => {
@@ -98,4 +99,76 @@ describe("model failures", () => {
     expect(calls).toBe(2);
     expect(port.ended?.message).toContain("did not answer within");
   });
+});
+
+describe("retry-after from the provider, over HTTP (Anthropic test double)", () => {
+  const apiError = (type: string, message: string) => ({ type: "error", error: { type, message } });
+  const rateLimited = (seconds: number) => ({
+    status: 429,
+    headers: { "retry-after": String(seconds) },
+    body: apiError("rate_limit_error", "Number of request tokens has exceeded your rate limit."),
+  });
+  const answer = {
+    status: 200,
+    body: {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: "claude-test",
+      content: [{ type: "text", text: "Done." }],
+      stop_reason: "end_turn",
+      usage: { input_tokens: 3, output_tokens: 1 },
+    },
+  };
+  const anthropicSession = () =>
+    new MemoryPort({ files: shopFixture(), facts: { planner: "anthropic" } });
+
+  it("a 429 with retry-after on the last attempt fails at once", async () => {
+    const { env, requests } = await anthropicLane([
+      { status: 529, body: apiError("overloaded_error", "Overloaded") },
+      rateLimited(30),
+    ]);
+    const port = anthropicSession();
+    const started = Date.now();
+    const next = await step(port, env, { retry: { attempts: 2, minDelayMs: 1, maxDelayMs: 5 } });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(next).toEqual({ next: "idle" });
+    expect(port.ended?.subtype).toBe("error_during_execution");
+    expect(port.ended?.message).toContain("failed after 2 attempts");
+    expect(port.ended?.message).toContain("rate limit");
+    expect(await requests()).toHaveLength(2);
+  }, 15_000);
+
+  it("waits the retry-after instead of the backoff, not on top of it", async () => {
+    const { env, requests } = await anthropicLane([rateLimited(1), answer]);
+    const port = anthropicSession();
+    const waited: number[] = [];
+    const started = Date.now();
+    // A backoff this long would time the test out if it were slept as well.
+    const retry = {
+      minDelayMs: 60_000,
+      maxDelayMs: 60_000,
+      sleep: async (ms: number) => void waited.push(ms),
+    };
+    expect(await step(port, env, { retry })).toEqual({ next: "idle" });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(waited).toEqual([1_000]);
+    expect(port.ended).toBeNull();
+    expect(assistantEvents(port.listEvents())).toHaveLength(1);
+    expect(await requests()).toHaveLength(2);
+  }, 15_000);
+
+  it("stops waiting out a retry-after as soon as the step is aborted", async () => {
+    const { env, requests } = await anthropicLane([rateLimited(30), answer]);
+    const port = anthropicSession();
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(new Error("the worker is shutting down")), 200);
+    const started = Date.now();
+    expect(await step(port, env, { retry: { attempts: 2 }, signal: stop.signal })).toEqual({
+      next: "idle",
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(port.ended?.message).toContain("the worker is shutting down");
+    expect(await requests()).toHaveLength(1);
+  }, 15_000);
 });

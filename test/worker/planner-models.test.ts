@@ -25,6 +25,7 @@ const request: ModelRequest = {
   system: "SYSTEM",
   tools: TOOL_SPECS,
   maxOutputTokens: 1000,
+  inputs: new Map(),
   context: { sessionId: "s", mode: "plan", planPath: "/plans/x.md" },
   messages: [
     {

@@ -7,7 +7,7 @@ import {
   pathMentions,
 } from "../../src/planner/models/offline/terms.ts";
 import type { SnapshotReceipt } from "../../src/protocol/index.ts";
-import { MAX_EVENT_JSON_CHARS } from "../../src/session/event-log.ts";
+import { MAX_STORED_JSON_CHARS } from "../../src/session/schema.ts";
 import { tarGz } from "../support/tarballs.ts";
 import { ALICE, api } from "../support/worker/sessions.ts";
 import { eventsOf, settled } from "./scenario/support.ts";
@@ -67,7 +67,7 @@ describe("a 100,000-character single-token prompt in a real session", () => {
     const after = await settled(session.id, 30_000);
     expect(after).toMatchObject({ status: "requires_action", phase: "plan_ready" });
     const events = await eventsOf(after);
-    for (const e of events) expect(JSON.stringify(e).length).toBeLessThan(MAX_EVENT_JSON_CHARS);
+    for (const e of events) expect(JSON.stringify(e).length).toBeLessThan(MAX_STORED_JSON_CHARS);
     expect(events.some((e) => e.type === "result" && e.subtype !== "success")).toBe(false);
     const plan = await api.plan(ALICE, session.id);
     expect(plan.content).toContain("offline planner");

@@ -155,6 +155,24 @@ describe("the offline planner on the shop fixture", () => {
     expect(second.content).toMatch(/`formatmoney`|`format`/);
   });
 
+  it("takes the reviewer's feedback as sent, even when it quotes the headings of the rejection's prose", async () => {
+    const { port, planner } = await planOffline(
+      "Round invoice totals to two decimals and show VAT separately",
+    );
+    port.decide(port.pendingWait()!.tool_use_id, {
+      kind: "reject",
+      feedback:
+        "Comments on passages of the plan: none. Format the amounts with formatMoney in src/billing/currency.ts.",
+    });
+    expect(await runUntilStopped(port, { planner })).toEqual({ next: "wait" });
+    const second = port.readPlan()!.content;
+    expect(second).toContain(
+      'Feedback: "Comments on passages of the plan: none. Format the amounts with formatMoney',
+    );
+    expect(second).not.toContain("Comment on");
+    expect(filesToChange(second)).toContain("src/billing/currency.ts");
+  });
+
   it("is deterministic and gives the same plan after a crash in the middle", async () => {
     const task =
       "Add GitHub OAuth login that reuses the existing session, with a migration and tests";
@@ -178,7 +196,17 @@ describe("the offline planner on the shop fixture", () => {
   it("uses the same permission layer: its tool calls are plain tool calls, and it cannot execute", async () => {
     const planner = offlinePlanner();
     expect(planner.canExecuteRemotely).toBe(false);
-    const { port } = await planOffline("Round invoice totals");
+    const offline = await planOffline("Round invoice totals");
+    // The session refuses to approve an offline plan for the cloud (the shared decision rules)…
+    expect(() =>
+      offline.port.decide(offline.port.pendingWait()!.tool_use_id, { kind: "approve" }),
+    ).toThrow("cannot_execute_remotely");
+    // …and were the offline planner ever asked to carry one out, it would decline.
+    const port = new MemoryPort({
+      files: shopFixture(),
+      facts: { planner: "anthropic", prompt: "Round invoice totals" },
+    });
+    expect(await runUntilStopped(port, { planner })).toEqual({ next: "wait" });
     port.decide(port.pendingWait()!.tool_use_id, { kind: "approve" });
     expect(await runUntilStopped(port, { planner })).toEqual({ next: "idle" });
     const last = port

@@ -74,18 +74,19 @@ describe("a tool call interrupted again and again", () => {
     expect(results[1]?.content).toContain("src/auth/session.ts");
   });
 
-  it("reads an engine state saved before attempts were recorded", () => {
+  it("reads an engine state saved before attempts were recorded, and drops the opened waits it listed (the waits table has them)", () => {
     const saved = {
       v: 1,
       opened: true,
       schedule: { humanTurns: 1, lastReminderTurn: 1, reminders: 1 },
       lastHumanEventId: "evt_0000000000000002",
       reminders: [],
-      openedWaits: [],
+      openedWaits: ["toolu_q"],
     };
+    const { openedWaits: _inTheWaitsTable, ...kept } = saved;
     expect(parseEngineState(saved)).toEqual({
       ok: true,
-      value: { ...saved, toolAttempts: {} },
+      value: { ...kept, toolAttempts: {} },
     });
   });
 });
@@ -114,7 +115,9 @@ async function uploadAbCorpus(): Promise<string> {
 /** The recorded starts of one tool call, read from the session's storage. */
 async function attemptsOf(sessionId: string, toolUseId: string): Promise<number> {
   return withPort(sessionId, (port) => {
-    const state = port.loadEngineState() as { toolAttempts?: Record<string, number> } | null;
+    const state = port.loadState().engineState as {
+      toolAttempts?: Record<string, number>;
+    } | null;
     return state?.toolAttempts?.[toolUseId] ?? 0;
   });
 }

@@ -78,7 +78,10 @@ export function fixtureEvent(body: NewEvent): Event {
   } as unknown as Event;
 }
 
-/** A realistic planning log: init, exploration (with a denial), a plan write, ExitPlanMode. */
+/**
+ * A realistic planning log: init, exploration (with a denial), a plan write, ExitPlanMode. The
+ * structured fields are as the server writes them (`permission_denied` on a refusal).
+ */
 export function fixtureEvents(): Event[] {
   return [
     fixtureEvent({
@@ -128,6 +131,15 @@ export function fixtureEvents(): Event[] {
               (_, i) => `${String(i + 1).padStart(6)}\tline`,
             ).join("\n"),
           },
+        ],
+      },
+    }),
+    // As the engine writes a refusal: its own event, the denial stated as data.
+    fixtureEvent({
+      type: "user",
+      message: {
+        role: "user",
+        content: [
           {
             type: "tool_result",
             tool_use_id: "toolu_write_src",
@@ -137,6 +149,7 @@ export function fixtureEvents(): Event[] {
           },
         ],
       },
+      permission_denied: true,
     }),
     fixtureEvent({
       type: "assistant",

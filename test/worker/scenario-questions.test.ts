@@ -1,6 +1,5 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { AFK_LEAD } from "../../src/planner/decisions.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import { ALICE, api, errorCode, sessionObject } from "../support/worker/sessions.ts";
 import {
@@ -132,7 +131,14 @@ describe("the AFK timeout, in the real session", () => {
     expectWellFormedLog(events);
     const afk = resultOf(events, questionCall);
     expect(afk.is_error).toBe(false);
-    expect(resultText(afk)).toContain(AFK_LEAD);
+    expect(resultText(afk)).toContain("The user did not answer in time and may be away");
+    // The same answer as data, stated by the server: the AFK timeout answered with what was saved.
+    const carrier = events.find(
+      (e) => e.type === "user" && e.answers?.tool_use_id === questionCall,
+    );
+    expect(carrier).toMatchObject({
+      answers: { tool_use_id: questionCall, answers: { [CURRENCY]: "EUR" }, by: "afk" },
+    });
     expect(resultText(afk)).toContain(`"${CURRENCY}"="EUR"`);
     expect(resultText(afk)).not.toContain(ROUNDING);
     // Too late for the user now: the question is closed.

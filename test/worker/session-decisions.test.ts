@@ -1,4 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import {
   APPROVED_PLAN_EDITED_MARKER,
@@ -187,6 +188,33 @@ describe("decisions on a pending ExitPlanMode", () => {
     expect(toolResultText(result?.content ?? "")).toContain(
       "> Reuse the session cookie.\nUse a fresh token instead.",
     );
+  });
+
+  it("keeps each decision as a record the review page reads: feedback and comments as sent, an edited approval", async () => {
+    const session = await executableSession();
+    await openPlan(session.id, PLAN);
+    const feedback = `Cover the ${TELEPORT_SENTINEL} case too.`;
+    const rejected = await decision(session.id, {
+      decision: "reject",
+      feedback,
+      comments: [{ quote: "2. Reuse the session cookie.", text: "Rotate it on login." }],
+    });
+    expect(rejected.status).toBe(200);
+    await openPlan(session.id, PLAN, "toolu_plan_2");
+    const approved = await api.call("POST", `/v1/sessions/${session.id}/decision`, ALICE, {
+      json: { tool_use_id: "toolu_plan_2", decision: "approve", plan: `${PLAN}3. Log it.\n` },
+    });
+    expect(approved.status).toBe(200);
+
+    const page = await exports.default.fetch(new Request(session.review_url));
+    const html = await page.text();
+    expect(html).toContain("Presented the plan for review → not approved, keep planning");
+    // The reviewer's own text, from the record (the model's prose has the marker made inert).
+    expect(html).toContain(feedback);
+    expect(html).toContain("Rotate it on login.");
+    expect(html).toContain("Presented the plan for review → approved (edited by you)");
+    const [rejection] = await toolResults(session.id);
+    expect(rejection?.content).not.toContain(TELEPORT_SENTINEL);
   });
 
   it("refuses teleport without a terminal poll in the last 15 s, and accepts it after one", async () => {

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { NewEvent } from "../../src/protocol/index.ts";
-import { cutNote, MAX_EVENT_JSON_CHARS, shortenEvent } from "../../src/session/event-log.ts";
+import { cutNote, shortenEvent } from "../../src/session/event-log.ts";
+import { MAX_STORED_JSON_CHARS } from "../../src/session/schema.ts";
 import { ALICE, api, createDrivenSession, withPort } from "../support/worker/sessions.ts";
 
 /**
@@ -31,9 +32,9 @@ describe("shortening an event to fit", () => {
   it("cuts an oversized user message to the limit exactly, keeping its beginning", () => {
     const content = "x".repeat(2_000_000);
     const event = { type: "user", message: { role: "user", content } };
-    const short = shortenEvent(event, MAX_EVENT_JSON_CHARS);
-    expect(json(short)).toBeLessThanOrEqual(MAX_EVENT_JSON_CHARS);
-    expect(json(short)).toBeGreaterThan(MAX_EVENT_JSON_CHARS - 100);
+    const short = shortenEvent(event, MAX_STORED_JSON_CHARS);
+    expect(json(short)).toBeLessThanOrEqual(MAX_STORED_JSON_CHARS);
+    expect(json(short)).toBeGreaterThan(MAX_STORED_JSON_CHARS - 100);
     expectCutFrom(content, short.message.content);
     expect(event.message.content).toBe(content); // the input is not changed
   });
@@ -176,7 +177,7 @@ describe("the session's event log", () => {
     const [stored] = await withPort(session.id, (port) =>
       port.transaction(() => port.appendEvents([event])),
     );
-    expect(json(stored)).toBeLessThanOrEqual(MAX_EVENT_JSON_CHARS);
+    expect(json(stored)).toBeLessThanOrEqual(MAX_STORED_JSON_CHARS);
     const events = await api.allEvents(ALICE, session.id);
     const served = events.at(-1)!;
     expect(served).toEqual(stored);

@@ -65,7 +65,9 @@ describe("a new Durable Object instance", () => {
       reject_count: 1,
       usage: { input_tokens: 120, output_tokens: 45 },
     });
-    expect(await withPort(session.id, (port) => port.loadEngineState())).toEqual({ turns: 3 });
+    expect(await withPort(session.id, (port) => port.loadState().engineState)).toEqual({
+      turns: 3,
+    });
     // The decision is still recorded: a second one is refused.
     const again = await api.call("POST", `/v1/sessions/${session.id}/decision`, ALICE, {
       json: { tool_use_id: PLAN_CALL, decision: "reject", feedback: "Again." },

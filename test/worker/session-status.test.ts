@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Outcome, PlannerName } from "../../src/protocol/index.ts";
+import { nextAlarmAt } from "../../src/session/alarm.ts";
 import {
   eventId,
   eventSeq,
@@ -8,7 +9,6 @@ import {
   sameSecret,
 } from "../../src/session/ids.ts";
 import { canExecuteRemotely, resolvePlanner } from "../../src/session/planners.ts";
-import { nextAlarmAt } from "../../src/session/retention.ts";
 import { planPathFor } from "../../src/session/slug.ts";
 import { deriveStatus, type StatusFacts } from "../../src/session/status.ts";
 

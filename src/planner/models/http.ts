@@ -15,9 +15,6 @@ export interface ProviderHints {
  * POSTs JSON to a model provider with plain `fetch` (runtime-neutral: workerd and Node) and
  * returns the parsed answer, or throws a {@link ModelCallError} that says whether a retry can
  * help and what to do otherwise.
- *
- * @example
- * const body = await postJson("https://api.anthropic.com/v1/messages", { "x-api-key": key }, payload, signal, hints);
  */
 export async function postJson(
   url: string,

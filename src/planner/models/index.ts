@@ -6,12 +6,7 @@ import { scriptedPlanner } from "./scripted.ts";
 import type { Planner } from "./types.ts";
 import { workersAiPlanner } from "./workers-ai.ts";
 
-/**
- * The planner a session named (the session resolved `auto` when it was created).
- *
- * @example
- * const planner = createPlanner(port.facts, env);
- */
+/** The planner a session named (the session resolved `auto` when it was created). */
 export function createPlanner(facts: SessionFacts, env: PlannerEnv): Planner {
   switch (facts.planner) {
     case "anthropic":
@@ -25,16 +20,6 @@ export function createPlanner(facts: SessionFacts, env: PlannerEnv): Planner {
     case "offline":
       return offlinePlanner();
   }
-}
-
-/**
- * Whether a planner can carry out an approved plan in the cloud (the offline one cannot).
- *
- * @example
- * canExecuteRemotely("offline") // false
- */
-export function canExecuteRemotely(planner: SessionFacts["planner"]): boolean {
-  return planner !== "offline";
 }
 
 export type { ModelMessage, ModelRequest, ModelTurn, Planner } from "./types.ts";

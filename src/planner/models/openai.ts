@@ -125,9 +125,6 @@ export function openaiRequestBody(model: string, request: ModelRequest): Record<
 
 /**
  * Maps a Chat Completions answer to a model turn; calls without an id get a stable one.
- *
- * @example
- * parseOpenaiResponse(await response.json(), request.messages.length).content
  */
 export function parseOpenaiResponse(body: unknown, turnIndex: number): ModelTurn {
   const parsed = ChatResponse.safeParse(body);

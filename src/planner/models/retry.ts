@@ -8,17 +8,20 @@ export interface RetryPolicy {
   /** Backoff before the first retry; doubles each time (with jitter). */
   minDelayMs: number;
   maxDelayMs: number;
-  /** A server's `retry-after` is honoured up to this long. */
+  /** A server's `retry-after` is honoured up to this long (instead of the backoff). */
   maxRetryAfterMs: number;
   /** One attempt is abandoned (and counts as transient) after this long. */
   callTimeoutMs: number;
-  /** How a `retry-after` wait is slept (a seam for tests that check the wait without taking it). */
-  sleep?: (ms: number) => Promise<void>;
+  /**
+   * How a `retry-after` wait is slept (a seam for tests that check the wait without taking
+   * it); it is handed the call's abort signal.
+   */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 /**
  * Bounded so one step stays well inside a Durable Object alarm's 15-minute wall-time limit
- * even at worst (4 × 120 s calls + 3 × 30 s retry-after + backoff ≈ 10 minutes).
+ * even at worst (4 × 120 s calls + 3 waits of at most 30 s: 9.5 minutes).
  */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   attempts: 4,
@@ -33,8 +36,12 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
  * 529/overloaded, network errors, timeouts) are retried with exponential backoff; anything
  * else fails at once. The error that escapes says how many attempts were made.
  *
- * @example
- * const turn = await callPlanner(planner, request, DEFAULT_RETRY_POLICY);
+ * The wait before a retry is taken in `shouldRetry`, which p-retry asks only when a retry
+ * follows (after its attempts check): the last attempt fails at once, whatever its
+ * `retry-after`. That wait is the server's `retry-after` when it sent one — instead of the
+ * backoff, not on top of it, so p-retry's own delay is zero — else the backoff; either is cut
+ * short by the request's abort signal. (`onFailedAttempt` runs before the attempts check, so a
+ * wait there would delay even the final failure.)
  */
 export async function callPlanner(
   planner: Planner,
@@ -50,17 +57,17 @@ export async function callPlanner(
       },
       {
         retries: Math.max(0, policy.attempts - 1),
-        minTimeout: policy.minDelayMs,
-        maxTimeout: policy.maxDelayMs,
-        factor: 2,
-        randomize: true,
+        minTimeout: 0,
+        maxTimeout: 0,
         signal: request.signal,
-        shouldRetry: ({ error }) => error instanceof ModelCallError && error.transient,
-        onFailedAttempt: async ({ error }) => {
-          const wait = error instanceof ModelCallError ? error.opts.retryAfterMs : undefined;
-          if (wait !== undefined && error instanceof ModelCallError && error.transient) {
-            await (policy.sleep ?? sleep)(Math.min(wait, policy.maxRetryAfterMs));
-          }
+        shouldRetry: async ({ error, retriesConsumed }) => {
+          if (!(error instanceof ModelCallError && error.transient)) return false;
+          const retryAfter = error.opts.retryAfterMs;
+          if (retryAfter !== undefined) {
+            const wait = Math.min(retryAfter, policy.maxRetryAfterMs);
+            await (policy.sleep ?? sleep)(wait, request.signal);
+          } else await sleep(backoffMs(retriesConsumed + 1, policy), request.signal);
+          return true;
         },
       },
     );
@@ -107,11 +114,37 @@ function unexpected(planner: Planner, error: unknown): ModelCallError {
 }
 
 /**
- * Resolves after `ms` milliseconds.
+ * The backoff before retry number `retry` (1 for the first): `minDelayMs`, doubling each time,
+ * with jitter (× 1 to 2), at most `maxDelayMs`.
  *
  * @example
- * await sleep(250);
+ * backoffMs(3, { minDelayMs: 1_000, maxDelayMs: 20_000 }) // 4,000 to 8,000
  */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+export function backoffMs(
+  retry: number,
+  policy: Pick<RetryPolicy, "minDelayMs" | "maxDelayMs">,
+): number {
+  const jitter = 1 + Math.random();
+  return Math.min(Math.round(jitter * policy.minDelayMs * 2 ** (retry - 1)), policy.maxDelayMs);
+}
+
+/**
+ * Resolves after `ms` milliseconds, or rejects with the signal's reason as soon as it aborts.
+ */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

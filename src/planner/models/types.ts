@@ -1,5 +1,9 @@
 import type {
+  AnsweredBy,
+  Comment,
+  DecisionKind,
   PermissionMode,
+  ResolvedPlanner,
   TextBlock,
   ToolResultBlock,
   ToolUseBlock,
@@ -14,7 +18,7 @@ import type { ToolSpec } from "../tools/types.ts";
  */
 export interface Planner {
   /** The planner's name as sessions show it. */
-  readonly name: "offline" | "anthropic" | "openai" | "workers-ai" | "scripted";
+  readonly name: ResolvedPlanner;
   /** Whether the planner can carry out an approved plan in the cloud (Write/Edit on the overlay). */
   readonly canExecuteRemotely: boolean;
   /** One model call. Throws {@link ModelCallError} on failure (transient ones are retried). */
@@ -33,6 +37,11 @@ export interface ModelRequest {
   /** Alternating user/assistant messages; every tool_use has its tool_result in the next message. */
   messages: readonly ModelMessage[];
   maxOutputTokens: number;
+  /**
+   * The user's answers to tool calls as data, by tool_use_id: the same the messages carry as
+   * prose, for planners that do not read prose (the offline planner).
+   */
+  inputs: ReadonlyMap<string, UserInput>;
   /** What the session is about, for planners that do not read prose (the offline planner). */
   context: {
     sessionId: string;
@@ -42,6 +51,11 @@ export interface ModelRequest {
   /** Aborts the call (per-call timeout, shutdown). */
   signal?: AbortSignal;
 }
+
+/** The user's answer to one tool call: answers to a question, or a decision on a plan. */
+export type UserInput =
+  | { kind: "answers"; answers: Readonly<Record<string, string>>; by: AnsweredBy }
+  | { kind: "decision"; decision: DecisionKind; feedback: string; comments: readonly Comment[] };
 
 /** One model reply. */
 export interface ModelTurn {

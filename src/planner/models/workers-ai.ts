@@ -27,9 +27,6 @@ export interface AiRunner {
  * specs; the model answers with `tool_calls` (name + arguments, no ids — the engine assigns
  * them). Earlier calls and results are replayed as the binding's examples do it: the call as
  * an assistant message holding its JSON, the result as a `tool` message.
- *
- * @example
- * const planner = workersAiPlanner(env); // env.AI is the binding
  */
 export function workersAiPlanner(env: PlannerEnv): Planner {
   const ai = env.AI as unknown as AiRunner | undefined;
@@ -100,9 +97,6 @@ export function workersAiInputs(request: ModelRequest): Record<string, unknown> 
 
 /**
  * Maps the binding's answer to a model turn; tool calls get ids `toolu_wai_<turn>_<n>`.
- *
- * @example
- * parseWorkersAiResponse({ response: "", tool_calls: [{ name: "LS", arguments: {} }] }, 3)
  */
 export function parseWorkersAiResponse(answer: unknown, turnIndex: number): ModelTurn {
   const parsed = WorkersAiResponse.safeParse(

@@ -31,9 +31,6 @@ export const EditInput = z.strictObject({
 
 /**
  * Replaces exact text in a file. `old_string` must occur exactly once unless `replace_all`.
- *
- * @example
- * await editTool.run({ file_path: "src/app.ts", old_string: "const a = 1;", new_string: "const a = 2;" }, ctx)
  */
 export const editTool: Tool = {
   spec: {

@@ -72,9 +72,6 @@ type GrepArgs = z.infer<typeof GrepInput>;
  * streamed, so memory stays bounded whatever the repository's size). Patterns run in linear
  * time (`line-pattern.ts`), the scan yields to other work and stops at {@link SCAN_BUDGET_MS}
  * with what it found so far, so no pattern can hold the worker.
- *
- * @example
- * await grepTool.run({ pattern: "createSession", output_mode: "content", "-C": 1 }, ctx)
  */
 export const grepTool: Tool = {
   spec: {

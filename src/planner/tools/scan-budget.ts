@@ -104,8 +104,6 @@ export class ScanBudget {
 /**
  * Lets queued requests and timers run before continuing (a macrotask, not a microtask: a
  * resolved promise would keep the thread).
- *
- * @example await yieldToEventLoop();
  */
 export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));

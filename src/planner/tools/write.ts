@@ -24,9 +24,6 @@ export const WriteInput = z.strictObject({
 /**
  * Writes a whole file: the plan file in plan mode, a repository file (overlay) after approval.
  * Where it may write was decided by the permission check; the tool only carries it out.
- *
- * @example
- * await writeTool.run({ file_path: "/plans/bold-eagle.md", content: "# Plan\n" }, { ...ctx, target: { kind: "plan" } })
  */
 export const writeTool: Tool = {
   spec: {

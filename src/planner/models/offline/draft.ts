@@ -14,9 +14,6 @@ import type { Transcript } from "./transcript.ts";
 
 /**
  * Everything the plan says, from what the planner found.
- *
- * @example
- * const markdown = writePlan(draft(t, k, s, ranking, chooseFiles(ranking, k, s)));
  */
 export function draft(
   t: Transcript,

@@ -2,7 +2,7 @@ import type { ToolUseBlock } from "../../../protocol/index.ts";
 import type { ModelRequest, ModelTurn, Planner } from "../types.ts";
 import { draft } from "./draft.ts";
 import { areaDirs, gatherKnowledge, manifestsToRead, steer } from "./knowledge.ts";
-import { writePlan } from "./plan-writer.ts";
+import { planMarkdown } from "./plan-writer.ts";
 import { areaQuestion, chooseFiles, rank } from "./selection.ts";
 import { wordStartPattern } from "./terms.ts";
 import { OFFLINE_ID_PREFIX, readTranscript } from "./transcript.ts";
@@ -27,27 +27,24 @@ export const OFFLINE_MODEL = "planport-offline";
  * candidates (imports between them re-rank); 6. write the plan file and call ExitPlanMode.
  * After a rejection the feedback's terms and named files feed the same steps, and a revised
  * plan follows. It cannot execute plans (`canExecuteRemotely: false`).
- *
- * @example
- * const turn = await offlinePlanner().next(request);
  */
 export function offlinePlanner(): Planner {
   return {
     name: "offline",
     canExecuteRemotely: false,
     async next(request: ModelRequest): Promise<ModelTurn> {
-      return decide(request);
+      return nextTurn(request);
     },
   };
 }
 
-function decide(request: ModelRequest): ModelTurn {
+function nextTurn(request: ModelRequest): ModelTurn {
   if (request.context.mode !== "plan") {
     return reply(
       "The offline planner cannot carry out plans in the cloud. Send the approved plan to your terminal instead.",
     );
   }
-  const t = readTranscript(request.messages);
+  const t = readTranscript(request.messages, request.inputs);
   if (t.teleported) return reply("The plan was sent to your terminal; this session stops here.");
   const serial = t.serial;
   const lastInput = t.inputs.length > 0 ? t.inputs[t.inputs.length - 1]!.message : 0;
@@ -127,7 +124,7 @@ function decide(request: ModelRequest): ModelTurn {
   }
 
   // 6. Write the plan and ask for review.
-  const plan = writePlan(draft(t, k, steering, ranking, chosen));
+  const plan = planMarkdown(draft(t, k, steering, ranking, chosen));
   const revision = t.calls.filter((c) => c.kind === "write").length + 1;
   return calls(
     `Offline planner: ${revision > 1 ? `revision ${revision} of the plan` : "the plan"} is written to ${request.context.planPath}; asking for review.`,

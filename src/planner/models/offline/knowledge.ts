@@ -42,9 +42,6 @@ const NOT_AN_AREA =
 
 /**
  * Collects what the offline planner's own earlier tool calls found (results read back by call kind).
- *
- * @example
- * const k = gatherKnowledge(readTranscript(request.messages));
  */
 export function gatherKnowledge(t: Transcript): Knowledge {
   const k: Knowledge = {

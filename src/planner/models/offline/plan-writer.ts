@@ -49,12 +49,12 @@ function layerOf(path: string): number {
 }
 
 /**
- * Writes the plan.
+ * The plan's markdown, from a draft (the Write call then puts it in the plan file).
  *
  * @example
- * const markdown = writePlan(draft); // "# Plan: …\n\n> Drafted by the **offline planner** …"
+ * const markdown = planMarkdown(draft); // "# Plan: …\n\n> Drafted by the **offline planner** …"
  */
-export function writePlan(d: PlanDraft): string {
+export function planMarkdown(d: PlanDraft): string {
   const out: string[] = [];
   out.push(`# Plan: ${title(d.task)}`);
   out.push(

@@ -23,9 +23,6 @@ const MAX_TESTS = 3;
 /**
  * Ranks the files the searches found, with imports between the files read so far; the root's
  * project files (manifests, README) are context, never changes, unless the user named them.
- *
- * @example
- * const ranking = rank(gatherKnowledge(t), steer(t, k));
  */
 export function rank(k: Knowledge, s: Steering): RankedFile[] {
   const terms: TermEvidence[] = s.terms.map((term) => {

@@ -1,13 +1,14 @@
-import { TELEPORT_SENTINEL, toolResultText } from "../../../protocol/index.ts";
-import { AFK_LEAD, COMMENTS_HEADING, FEEDBACK_HEADING, parseAnswerPairs } from "../../decisions.ts";
+import { toolResultText } from "../../../protocol/index.ts";
 import { isReminderText } from "../../plan-mode/prompts.ts";
-import type { ModelMessage } from "../types.ts";
+import type { ModelMessage, UserInput } from "../types.ts";
 
 /**
  * What the offline planner has learned so far, read back from the conversation: its own tool
  * calls (recognised by their ids) and their results, the task, the user's answers, rejections
  * and later messages. The planner keeps no state of its own — the conversation is the state,
- * which is why a restarted session plans exactly as an uninterrupted one would.
+ * which is why a restarted session plans exactly as an uninterrupted one would. What the user
+ * answered and decided comes as data (`ModelRequest.inputs`); only its own tools' output is
+ * read as text.
  */
 
 /** Tool-call ids the offline planner issues: `toolu_offline_<call>_<kind>_<detail>`. */
@@ -38,13 +39,13 @@ export interface CallRecord {
 
 export interface Rejection {
   feedback: string;
-  comments: { quote: string; text: string }[];
+  comments: readonly { quote: string; text: string }[];
 }
 
 /** A piece of user input, in conversation order. */
 export type Input =
   | { kind: "text"; text: string; message: number }
-  | { kind: "answer"; answers: Record<string, string>; afk: boolean; message: number }
+  | { kind: "answer"; answers: Readonly<Record<string, string>>; afk: boolean; message: number }
   | { kind: "rejection"; rejection: Rejection; message: number };
 
 export interface Transcript {
@@ -57,13 +58,16 @@ export interface Transcript {
 }
 
 /**
- * Reads the conversation.
+ * Reads the conversation, with the user's answers to tool calls from `answered` (by tool_use_id).
  *
  * @example
- * const t = readTranscript(request.messages);
+ * const t = readTranscript(request.messages, request.inputs);
  * t.task // the first thing the user typed
  */
-export function readTranscript(messages: readonly ModelMessage[]): Transcript {
+export function readTranscript(
+  messages: readonly ModelMessage[],
+  answered: ReadonlyMap<string, UserInput>,
+): Transcript {
   const calls = new Map<string, CallRecord>();
   const inputs: Input[] = [];
   let task: string | null = null;
@@ -93,17 +97,21 @@ export function readTranscript(messages: readonly ModelMessage[]): Transcript {
         if (!isReminderText(block.text) && block.text.trim() !== "") texts.push(block.text.trim());
         continue;
       }
-      const text = toolResultText(block.content);
       const call = calls.get(block.tool_use_id);
-      if (call) call.result = { text, isError: block.is_error === true };
-      if (block.is_error && text.includes(TELEPORT_SENTINEL)) teleported = true;
-      else if (call?.name === "ExitPlanMode" && block.is_error && text.includes("keep planning")) {
-        inputs.push({ kind: "rejection", rejection: parseRejection(text), message: index });
-      } else if (call?.name === "AskUserQuestion" && !block.is_error) {
+      if (call)
+        call.result = { text: toolResultText(block.content), isError: block.is_error === true };
+      const input = answered.get(block.tool_use_id);
+      if (input?.kind === "decision") {
+        if (input.decision === "teleport") teleported = true;
+        else if (input.decision === "reject") {
+          const rejection = { feedback: input.feedback, comments: input.comments };
+          inputs.push({ kind: "rejection", rejection, message: index });
+        }
+      } else if (input?.kind === "answers") {
         inputs.push({
           kind: "answer",
-          answers: parseAnswerPairs(text),
-          afk: text.startsWith(AFK_LEAD),
+          answers: input.answers,
+          afk: input.by === "afk",
           message: index,
         });
       }
@@ -122,41 +130,6 @@ function parseId(id: string): { kind: CallKind | null; term: string | null } {
   const kind = (m?.[1] ?? null) as CallKind | null;
   const detail = m?.[2] ?? "";
   return { kind, term: kind === "grep" || kind === "glob" ? detail : null };
-}
-
-/**
- * The feedback and quoted comments of a rejection tool result (the text `decisions.ts` writes).
- *
- * @example
- * parseRejection("…\n\nFeedback from the user:\nAlso cover refunds.").feedback // "Also cover refunds."
- */
-export function parseRejection(text: string): Rejection {
-  const feedbackAt = text.indexOf(FEEDBACK_HEADING);
-  const commentsAt = text.indexOf(COMMENTS_HEADING);
-  const feedback =
-    feedbackAt === -1
-      ? ""
-      : text
-          .slice(
-            feedbackAt + FEEDBACK_HEADING.length,
-            commentsAt > feedbackAt ? commentsAt : undefined,
-          )
-          .trim();
-  const comments: Rejection["comments"] = [];
-  if (commentsAt !== -1) {
-    for (const block of text.slice(commentsAt + COMMENTS_HEADING.length).split(/\n\s*\n/)) {
-      const lines = block.split("\n").filter((l) => l.trim() !== "");
-      const quote = lines.filter((l) => l.startsWith(">")).map((l) => l.replace(/^>\s?/, ""));
-      const rest = lines.filter((l) => !l.startsWith(">"));
-      if (quote.length === 0 && rest.length === 0) continue;
-      if (quote.length === 0 && comments.length > 0) {
-        comments[comments.length - 1]!.text += `\n${rest.join("\n")}`;
-        continue;
-      }
-      comments.push({ quote: quote.join("\n"), text: rest.join("\n") });
-    }
-  }
-  return { feedback, comments };
 }
 
 /**

@@ -5,8 +5,9 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from "node:pat
 import { defaultPlansDir } from "./home.ts";
 
 /**
- * The teleport hand-off: a plan approved in the browser and sent back to this terminal is saved
- * as a plan file and handed to whatever carries it out here (an agent CLI, an editor, a script).
+ * What a teleport does on this machine: the plan sent back from the browser is saved as a plan
+ * file and handed to whatever carries it out here (an agent CLI, an editor, a script). No
+ * terminal I/O of its own: the CLI (cli/handoff.ts) asks the user and reports.
  */
 
 /** implement here · start a new session (fresh context) · cancel (keep the file). */
@@ -167,7 +168,8 @@ export interface HandOffResult {
  * Step one: saves a teleported plan as `<plans-dir>/<slug>.md` and returns its path.
  *
  * @example
- * const planFile = saveTeleportedPlan({ plan, title: session.title, repoRoot: process.cwd() });
+ * saveTeleportedPlan({ plan, title: "Add OAuth login", repoRoot: "/src/app" })
+ * // → "~/.planport/plans/add-oauth-login.md" (or "…-2.md" when that exists)
  */
 export function saveTeleportedPlan(
   opts: Pick<HandOffOptions, "plan" | "title" | "repoRoot" | "plansDir" | "warn" | "env">,
@@ -186,7 +188,8 @@ export function saveTeleportedPlan(
  * here" without a terminal; does nothing — cancel — without a command).
  *
  * @example
- * const { choice, commandExitCode } = await carryOutTeleport({ plan, planFile, repoRoot, onTeleport: "claude" });
+ * await carryOutTeleport({ plan, planFile, repoRoot, onTeleport: undefined })
+ * // → { choice: "cancel", commandExitCode: null }
  */
 export async function carryOutTeleport(
   opts: Pick<HandOffOptions, "plan" | "repoRoot" | "onTeleport" | "choose" | "output"> & {
@@ -212,7 +215,8 @@ export async function carryOutTeleport(
  * Saves a teleported plan and hands it over: both steps.
  *
  * @example
- * const { planFile, choice } = await handOffTeleport({ plan, title, repoRoot: process.cwd(), onTeleport: "cat" });
+ * await handOffTeleport({ plan, title: "Add OAuth login", repoRoot: "/src/app", onTeleport: "claude -p" })
+ * // → { planFile: "~/.planport/plans/add-oauth-login.md", choice: "implement", commandExitCode: 0 }
  */
 export async function handOffTeleport(opts: HandOffOptions): Promise<HandOffResult> {
   const planFile = saveTeleportedPlan(opts);

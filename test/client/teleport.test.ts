@@ -16,7 +16,7 @@ import {
   resolvePlansDir,
   runOnTeleport,
   writePlanFile,
-} from "../../local-client/handoff.ts";
+} from "../../local-client/teleport.ts";
 
 let root: string;
 let repo: string;

@@ -1,26 +1,37 @@
 import { isCancel, select } from "@clack/prompts";
 import type { Session } from "../../src/protocol/index.ts";
-import { carryOutTeleport, saveTeleportedPlan, type TeleportChoice } from "../handoff.ts";
+import type { PollOutcome } from "../poller.ts";
+import { carryOutTeleport, saveTeleportedPlan, type TeleportChoice } from "../teleport.ts";
 import { terminalLine } from "../terminal-text.ts";
 import { EXIT } from "./exit-codes.ts";
 import type { Settings } from "./flags.ts";
 import type { Reporter } from "./reporter.ts";
 
-/** The terminal side of a teleport: save the plan, report it, let the user choose, run the command. */
+/**
+ * The CLI's hand-off of a decided plan to where it is carried out, by its `kind`: an approved
+ * plan is the cloud's (say where to follow it and how to fetch the changes); a teleported one is
+ * saved here, reported, and given to the --on-teleport command as the user chooses (the
+ * teleport itself is teleport.ts).
+ */
 
 /**
- * Saves the teleported plan, prints the outcome, and carries it out; resolves with the exit
- * code (0, or 1 when the --on-teleport command failed — the plan file is kept either way).
- *
- * @example
- * return await handOff(session, outcome, settings, reporter);
+ * Reports the outcome and carries it out; resolves with the exit code (0, or 1 when the
+ * --on-teleport command failed — the plan file is kept either way).
  */
 export async function handOff(
   session: Session,
-  outcome: { plan: string; rejectCount: number },
+  outcome: PollOutcome,
   settings: Settings,
   reporter: Reporter,
 ): Promise<number> {
+  if (outcome.kind === "approved") {
+    reporter.outcome(outcome);
+    reporter.note(
+      `The cloud is executing the approved plan. Follow it at ${session.review_url}\n` +
+        `When it is done, fetch the changes: planport pull ${session.id}  (add --apply to apply them here)`,
+    );
+    return EXIT.ok;
+  }
   reporter.pause();
   const planFile = saveTeleportedPlan({
     plan: outcome.plan,
@@ -29,13 +40,7 @@ export async function handOff(
     plansDir: settings.plansDir,
     warn: reporter.warn,
   });
-  reporter.outcome({
-    kind: "teleport",
-    executionTarget: "local",
-    plan: outcome.plan,
-    planFile,
-    rejectCount: outcome.rejectCount,
-  });
+  reporter.outcome({ ...outcome, planFile });
   const interactive =
     !settings.json && process.stdin.isTTY === true && process.stderr.isTTY === true;
   const { choice, commandExitCode } = await carryOutTeleport({
