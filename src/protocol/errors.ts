@@ -16,6 +16,7 @@ export type ErrorCode =
   | "unknown_question"
   | "unknown_snapshot"
   | "planner_unavailable"
+  | "variant_unavailable"
   | "not_pending"
   | "already_decided"
   | "no_terminal"

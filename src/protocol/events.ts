@@ -76,6 +76,23 @@ export const SystemInitEventSchema = z.object({
   plan_file: z.string().optional(),
 });
 
+/**
+ * A conversation was compacted: older turns were summarised because the next request would
+ * have passed ~80 % of the context budget; `pre_tokens` is the size before.
+ */
+export const CompactBoundaryEventSchema = z.object({
+  ...eventBase,
+  type: z.literal("system"),
+  subtype: z.literal("compact_boundary"),
+  compact_metadata: z.object({
+    trigger: z.enum(["auto", "manual"]),
+    pre_tokens: z.number().int().nonnegative(),
+  }),
+  /** Set when a subagent's own conversation was compacted. */
+  parent_tool_use_id: z.string().nullable().optional(),
+});
+export type CompactBoundaryEvent = z.infer<typeof CompactBoundaryEventSchema>;
+
 /** Other system notices (status changes, planner notes); kept open so old clients still parse. */
 export const SystemNoticeEventSchema = z.looseObject({
   ...eventBase,
@@ -93,6 +110,8 @@ export const AssistantEventSchema = z.object({
     model: z.string().optional(),
     usage: UsageSchema.optional(),
   }),
+  /** Set on a subagent's events: the id of the `Task` call it works for (null or absent: top level). */
+  parent_tool_use_id: z.string().nullable().optional(),
 });
 
 /** The three answers to a pending ExitPlanMode. */
@@ -139,6 +158,8 @@ export const UserEventSchema = z.object({
   answers: EventAnswersSchema.optional(),
   /** True on the tool result of a call the permission check refused (nothing ran). */
   permission_denied: z.boolean().optional(),
+  /** Set on a subagent's events: the id of the `Task` call it works for (null or absent: top level). */
+  parent_tool_use_id: z.string().nullable().optional(),
 });
 
 export const ResultEventSchema = z.object({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DECISIONS, FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, TextBlockSchema } from "./events.ts";
-import { PERMISSION_MODES, PLANNER_NAMES } from "./session.ts";
+import { GROUP_PATTERN, PERMISSION_MODES, PLANNER_NAMES, VARIANTS } from "./session.ts";
 
 /** Request bodies and query strings of docs/PROTOCOL.md "HTTP API", validated at the edge. */
 
@@ -51,6 +51,10 @@ export const CreateSessionSchema = z.object({
   instructions: z.string().max(20_000).optional(),
   /** Model turns for the `scripted` planner (only where the server allows it). */
   script: z.array(ScriptedTurnSchema).max(500).optional(),
+  /** The planning workflow (default `simple`); 400 `variant_unavailable` if the planner cannot. */
+  variant: z.enum(VARIANTS).optional(),
+  /** Best-of-N: sessions started together to compare plans; deciding one supersedes the rest. */
+  group: z.string().regex(GROUP_PATTERN, "must be 1–64 of a-z, 0-9, _ and -").optional(),
 });
 export type CreateSession = z.infer<typeof CreateSessionSchema>;
 
@@ -58,6 +62,11 @@ export const ListSessionsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   /** A session id: list the sessions created before it. */
   before: z.string().regex(SESSION_ID_PATTERN, "must be a session id").optional(),
+  /** Only the sessions of this best-of-N group. */
+  group: z
+    .string()
+    .regex(GROUP_PATTERN, "must be a group name (1–64 of a-z, 0-9, _ and -)")
+    .optional(),
 });
 
 export const FeedQuerySchema = z.object({

@@ -30,6 +30,17 @@ export const PLANNER_NAMES = ["auto", ...RESOLVED_PLANNERS] as const;
 export type PlannerName = (typeof PLANNER_NAMES)[number];
 
 /**
+ * Planning workflows: `simple` (one agent loop), `visual` (the plan carries a mermaid diagram
+ * where the change has structure), `deep` (parallel read-only explorer subagents, a synthesis
+ * and a critique pass before ExitPlanMode).
+ */
+export const VARIANTS = ["simple", "visual", "deep"] as const;
+export type Variant = (typeof VARIANTS)[number];
+
+/** A best-of-N group name: sessions started together to compare their plans. */
+export const GROUP_PATTERN = /^[a-z0-9_-]{1,64}$/;
+
+/**
  * Modes a session can be in. `plan` is the planning state; the others are what the session
  * returns to after approval. `bypassPermissions` is deliberately absent: fail closed.
  */
@@ -121,7 +132,13 @@ export const SessionSchema = z.object({
   usage: z.object({
     input_tokens: z.number().int().nonnegative(),
     output_tokens: z.number().int().nonnegative(),
+    /** What the model calls cost, from the price table; null when the price is unknown. */
+    cost_usd: z.number().nonnegative().nullable().optional(),
   }),
+  /** The planning workflow (optional here only so older servers' answers still parse). */
+  variant: z.enum(VARIANTS).optional(),
+  /** The best-of-N group the session belongs to, or null. */
+  group: z.string().nullable().optional(),
   created_at: z.string(),
   updated_at: z.string(),
   pending: PendingSchema.nullable().optional(),
