@@ -1,11 +1,24 @@
 import { describe, expect, it } from "vitest";
-import { importSpecifiers, resolveImport } from "../../src/planner/models/offline/imports.ts";
+import {
+  joinWords,
+  migrationFolders,
+  nameStyle,
+  newFilePath,
+  nextMigrationPath,
+} from "../../src/planner/models/offline/conventions.ts";
+import { clauseFor, taskClauses, taskKind } from "../../src/planner/models/offline/file-notes.ts";
+import { changeGraph } from "../../src/planner/models/offline/graph.ts";
 import {
   makeTargets,
   projectFacts,
   readmeSummary,
 } from "../../src/planner/models/offline/manifests.ts";
-import { rankFiles, type TermEvidence } from "../../src/planner/models/offline/ranking.ts";
+import {
+  type DefinitionHit,
+  type RankedFile,
+  rankFiles,
+  type TermEvidence,
+} from "../../src/planner/models/offline/ranking.ts";
 import {
   deriveTerms,
   pathMentions,
@@ -63,19 +76,9 @@ describe("search terms", () => {
       "invoice",
       "userid",
       "user",
-      "handl",
     ]);
     expect(terms.find((t) => t.text === "fetchinvoice")?.weight).toBe(2);
     expect(terms.find((t) => t.text === "retry")?.weight).toBe(1);
-  });
-
-  it("treats brand capitalisation without splitting it into noise", () => {
-    expect(deriveTerms("Add GitHub OAuth login").map((t) => t.text)).toEqual([
-      "github",
-      "oauth",
-      "auth",
-      "login",
-    ]);
   });
 
   it("finds path mentions in feedback", () => {
@@ -158,91 +161,106 @@ describe("manifests", () => {
   });
 });
 
-describe("imports", () => {
-  const known = new Set([
-    "src/auth/session.ts",
-    "src/routes/auth.ts",
-    "src/lib/db/index.ts",
-    "pkg/store/store.go",
-    "app/models/user.py",
-    "src/util/mod.rs",
-    "src/util/fmt.rs",
-  ]);
-  it("extracts and resolves JS/TS, Python, Go and Rust imports", () => {
-    expect(
-      importSpecifiers(
-        "src/routes/auth.ts",
-        'import { a } from "../auth/session.js";\nexport * from "hono";\nconst x = require("./x");',
-      ),
-    ).toEqual(["../auth/session.js", "hono", "./x"]);
-    expect(resolveImport("src/routes/auth.ts", "../auth/session.js", known)).toEqual([
-      "src/auth/session.ts",
-    ]);
-    expect(resolveImport("src/routes/auth.ts", "../lib/db", known)).toEqual([
-      "src/lib/db/index.ts",
-    ]);
-    expect(resolveImport("src/routes/auth.ts", "hono", known)).toEqual([]);
-    expect(resolveImport("app/views.py", "app.models.user", known)).toEqual(["app/models/user.py"]);
-    expect(resolveImport("app/views.py", ".models.user", known)).toEqual(["app/models/user.py"]);
-    expect(
-      importSpecifiers("cmd/main.go", 'import (\n\t"fmt"\n\t"example.com/x/pkg/store"\n)\n'),
-    ).toEqual(["fmt", "example.com/x/pkg/store"]);
-    expect(resolveImport("cmd/main.go", "example.com/x/pkg/store", known)).toEqual([
-      "pkg/store/store.go",
-    ]);
-    expect(resolveImport("src/main.rs", "crate::util::fmt", known)).toEqual(["src/util/fmt.rs"]);
-  });
-});
-
 describe("ranking", () => {
   const ev = (
     term: string,
     hits: Record<string, number>,
-    paths: string[] = [],
-    truncated = false,
+    opts: {
+      paths?: string[];
+      defs?: Record<string, DefinitionHit[]>;
+      truncated?: boolean;
+      weight?: number;
+    } = {},
   ): TermEvidence => ({
     term,
-    weight: 1,
+    weight: opts.weight ?? 1,
     hits: new Map(Object.entries(hits)),
-    pathMatches: new Set(paths),
-    truncated,
+    pathMatches: new Set(opts.paths ?? []),
+    defs: new Map(Object.entries(opts.defs ?? {})),
+    truncated: opts.truncated ?? false,
   });
+  const order = (ranked: readonly RankedFile[]) => ranked.map((f) => f.path);
+  const fn = (name: string, line = 1): DefinitionHit => ({ name, kind: "function", line });
 
-  it("prefers files that match more terms, rarer terms and path names", () => {
+  it("puts the file that defines a term before files that mention it more often", () => {
     const ranked = rankFiles({
       terms: [
         ev(
-          "invoice",
-          { "src/billing/invoice.ts": 5, "src/routes/orders.ts": 2, "docs/notes.md": 1 },
-          ["src/billing/invoice.ts"],
+          "querystring",
+          { "src/utils/url.ts": 2, "src/request.ts": 9, "src/adapter/lambda.ts": 6 },
+          { defs: { "src/utils/url.ts": [fn("getQueryString", 12)] } },
         ),
-        ev("round", { "src/billing/invoice.ts": 1, "src/util/math.ts": 3 }),
+      ],
+      totalFiles: 200,
+      imports: new Map(),
+    });
+    expect(order(ranked)[0]).toBe("src/utils/url.ts");
+    expect(ranked[0]!.defines).toEqual([
+      { term: "querystring", name: "getQueryString", kind: "function", line: 12, exact: false },
+    ]);
+  });
+
+  it("takes a task word that names a file or folder as strong evidence, by whole words only", () => {
+    const ranked = rankFiles({
+      terms: [
         ev(
-          "the",
-          Object.fromEntries(Array.from({ length: 90 }, (_, i) => [`f${i}.ts`, 9])),
-          [],
-          true,
+          "wsgi",
+          { "httpx/_client.py": 3, "httpx/__init__.py": 2, "httpx/_transports/wsgi.py": 1 },
+          { paths: ["httpx/_transports/wsgi.py", "tests/test_wsgi.py"] },
         ),
+        // "type" is in most files: it says little.
+        ev("type", {
+          ...Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`httpx/m${i}.py`, 5])),
+          "httpx/_types.py": 20,
+          "httpx/_client.py": 40,
+          "httpx/_transports/wsgi.py": 2,
+        }),
       ],
       totalFiles: 100,
       imports: new Map(),
     });
-    expect(ranked[0]!.path).toBe("src/billing/invoice.ts");
-    expect(ranked.findIndex((f) => f.path === "src/util/math.ts")).toBeLessThan(
-      ranked.findIndex((f) => f.path === "f0.ts") === -1
-        ? Infinity
-        : ranked.findIndex((f) => f.path === "f0.ts"),
-    );
+    expect(order(ranked)[0]).toBe("httpx/_transports/wsgi.py");
+    expect(ranked[0]!.pathTerms).toEqual([{ term: "wsgi", where: "file" }]);
+    // The test is ranked, but flagged: it is listed as a test.
+    expect(ranked.find((f) => f.path === "tests/test_wsgi.py")?.isTest).toBe(true);
   });
 
-  it("lifts a file wired by imports to a strong candidate, puts named files first, drops excluded and generated ones", () => {
+  it("lifts the files inside the area hint", () => {
+    const terms = [ev("header", { "lib/a/headers.rb": 3, "lib/b/response.rb": 3 })];
+    const plain = rankFiles({ terms, totalFiles: 50, imports: new Map() });
+    const hinted = rankFiles({
+      terms,
+      totalFiles: 50,
+      imports: new Map(),
+      area: new Set(["lib/b/response.rb"]),
+    });
+    expect(order(plain)[0]).toBe("lib/a/headers.rb");
+    expect(order(hinted)[0]).toBe("lib/b/response.rb");
+    expect(hinted[0]!.inArea).toBe(true);
+  });
+
+  it("demotes docs, changelogs and examples unless the task is about them, and never ranks generated or project files", () => {
     const terms = [
-      ev("session", {
-        "src/auth/session.ts": 9,
-        "src/routes/auth.ts": 1,
-        "src/other.ts": 1,
-        "dist/bundle.js": 50,
+      ev("locale", {
+        "docs/content/languages.md": 30,
+        "CHANGELOG.md": 12,
+        "examples/i18n/main.go": 9,
+        "langs/language.go": 4,
+        "dist/bundle.js": 90,
+        "package.json": 2,
       }),
+    ];
+    const ranked = rankFiles({ terms, totalFiles: 300, imports: new Map() });
+    expect(order(ranked)[0]).toBe("langs/language.go");
+    expect(order(ranked)).not.toContain("dist/bundle.js");
+    expect(order(ranked)).not.toContain("package.json");
+    const aboutDocs = rankFiles({ terms, totalFiles: 300, imports: new Map(), aboutDocs: true });
+    expect(order(aboutDocs)[0]).toBe("docs/content/languages.md");
+  });
+
+  it("lifts a file wired to a strong candidate, less when it is wired to everything", () => {
+    const terms = [
+      ev("session", { "src/auth/session.ts": 9, "src/other.ts": 1, "src/routes/auth.ts": 1 }),
     ];
     const plain = rankFiles({ terms, totalFiles: 50, imports: new Map() });
     const wired = rankFiles({
@@ -250,14 +268,31 @@ describe("ranking", () => {
       totalFiles: 50,
       imports: new Map([["src/routes/auth.ts", ["src/auth/session.ts"]]]),
     });
-    const score = (list: typeof plain, p: string) => list.find((f) => f.path === p)?.score ?? 0;
+    const score = (list: readonly RankedFile[], p: string) =>
+      list.find((f) => f.path === p)?.score ?? 0;
     expect(score(wired, "src/routes/auth.ts")).toBeGreaterThan(score(plain, "src/routes/auth.ts"));
     expect(score(wired, "src/routes/auth.ts")).toBeGreaterThan(score(wired, "src/other.ts"));
     expect(wired.find((f) => f.path === "src/routes/auth.ts")!.imports).toEqual([
       "src/auth/session.ts",
     ]);
-    expect(plain.some((f) => f.path.startsWith("dist/"))).toBe(false);
 
+    // An index that imports twenty modules gains less from the one that matters.
+    const modules = Array.from({ length: 20 }, (_, i) => `src/m${i}.ts`);
+    const hub = rankFiles({
+      terms,
+      totalFiles: 50,
+      imports: new Map([
+        ["src/index.ts", ["src/auth/session.ts", ...modules]],
+        ["src/routes/auth.ts", ["src/auth/session.ts"]],
+      ]),
+    });
+    expect(score(hub, "src/index.ts")).toBeLessThan(score(hub, "src/routes/auth.ts"));
+  });
+
+  it("puts named files first, drops excluded ones and lifts the files a comment was about", () => {
+    const terms = [
+      ev("session", { "src/auth/session.ts": 9, "src/other.ts": 1, "src/auth/cookie.ts": 1 }),
+    ];
     const steered = rankFiles({
       terms,
       totalFiles: 50,
@@ -266,14 +301,191 @@ describe("ranking", () => {
       exclude: new Set(["src/auth/session.ts"]),
     });
     expect(steered[0]).toMatchObject({ path: "src/other.ts", named: true });
-    expect(steered.some((f) => f.path === "src/auth/session.ts")).toBe(false);
+    expect(order(steered)).not.toContain("src/auth/session.ts");
+    const focused = rankFiles({
+      terms: [ev("session", { "src/auth/session.ts": 3, "src/db/store.ts": 3 })],
+      totalFiles: 50,
+      imports: new Map(),
+      focus: new Set(["src/db/store.ts"]),
+    });
+    expect(focused[0]).toMatchObject({ path: "src/db/store.ts", focused: true });
+  });
+
+  it("damps a term found in most files or cut short", () => {
+    const everywhere = Object.fromEntries(Array.from({ length: 90 }, (_, i) => [`f${i}.ts`, 9]));
+    const ranked = rankFiles({
+      terms: [
+        ev(
+          "invoice",
+          { "src/billing/invoice.ts": 5, "docs/notes.md": 1 },
+          { paths: ["src/billing/invoice.ts"] },
+        ),
+        ev("round", { "src/billing/invoice.ts": 1, "src/util/math.ts": 3 }),
+        ev("the", everywhere, { truncated: true }),
+      ],
+      totalFiles: 100,
+      imports: new Map(),
+    });
+    expect(order(ranked)[0]).toBe("src/billing/invoice.ts");
+    expect(order(ranked).indexOf("src/util/math.ts")).toBeLessThan(
+      order(ranked).indexOf("f0.ts") === -1 ? Infinity : order(ranked).indexOf("f0.ts"),
+    );
   });
 
   it("is deterministic: ties break by path", () => {
     const terms = [ev("x", { "b.ts": 1, "a.ts": 1 })];
-    expect(rankFiles({ terms, totalFiles: 10, imports: new Map() }).map((f) => f.path)).toEqual([
+    expect(order(rankFiles({ terms, totalFiles: 10, imports: new Map() }))).toEqual([
       "a.ts",
       "b.ts",
     ]);
+  });
+});
+
+describe("the import graph among the files to change", () => {
+  it("returns the listed files as nodes and the imports among them as edges", () => {
+    const ranked = rankFiles({
+      terms: [
+        {
+          term: "login",
+          weight: 1,
+          hits: new Map([
+            ["src/routes/login.js", 3],
+            ["src/routes/index.js", 1],
+            ["src/db/users.js", 1],
+          ]),
+          pathMatches: new Set(),
+          defs: new Map(),
+          truncated: false,
+        },
+      ],
+      totalFiles: 20,
+      imports: new Map([
+        ["src/routes/index.js", ["src/routes/login.js"]],
+        ["src/routes/login.js", ["src/db/users.js", "src/auth/password.js"]],
+      ]),
+    });
+    const graph = changeGraph(
+      ["src/routes/login.js", "src/routes/index.js", "src/db/users.js", "src/routes/github.js"],
+      ranked,
+      {
+        isNew: new Set(["src/routes/github.js"]),
+        wired: [{ from: "src/routes/index.js", to: "src/routes/github.js" }],
+      },
+    );
+    expect(graph).toEqual({
+      nodes: [
+        { path: "src/routes/login.js", isNew: false },
+        { path: "src/routes/index.js", isNew: false },
+        { path: "src/db/users.js", isNew: false },
+        { path: "src/routes/github.js", isNew: true },
+      ],
+      edges: [
+        { from: "src/routes/index.js", to: "src/routes/github.js" },
+        { from: "src/routes/index.js", to: "src/routes/login.js" },
+        { from: "src/routes/login.js", to: "src/db/users.js" },
+      ],
+    });
+  });
+});
+
+describe("the repository's conventions for new files", () => {
+  it("numbers the next migration like the ones before it", () => {
+    const [folder] = migrationFolders([
+      "migrations/001_users.sql",
+      "migrations/002_invoices.sql",
+      "src/app.js",
+    ]);
+    expect(folder).toMatchObject({
+      dir: "migrations",
+      width: 3,
+      separator: "_",
+      next: 3,
+      extension: ".sql",
+    });
+    expect(nextMigrationPath(folder!, ["linked", "identities"])).toBe(
+      "migrations/003_linked_identities.sql",
+    );
+    const [unpadded] = migrationFolders(["db/migrations/9-a.sql", "db/migrations/10-b.sql"]);
+    expect(nextMigrationPath(unpadded!, ["user", "tokens"])).toBe(
+      "db/migrations/11-user-tokens.sql",
+    );
+    const [timestamps] = migrationFolders([
+      "db/migrate/20240101120000_create_users.rb",
+      "db/migrate/20240301090000_add_email.rb",
+    ]);
+    expect(nextMigrationPath(timestamps!, ["add", "tokens"])).toBe(
+      "db/migrate/YYYYMMDDHHMMSS_add_tokens.rb",
+    );
+    // Numbered files elsewhere are not migrations; tests never are.
+    expect(migrationFolders(["src/steps/01_a.ts", "src/steps/02_b.ts"])).toEqual([]);
+    expect(migrationFolders(["test/migrations/001_a.sql", "test/migrations/002_b.sql"])).toEqual(
+      [],
+    );
+  });
+
+  it("names a new file the way its neighbours are named", () => {
+    expect(nameStyle(["user-store", "session-cache", "login"])).toBe("kebab");
+    expect(nameStyle(["user_store", "login"])).toBe("snake");
+    expect(nameStyle(["UserStore", "Login"])).toBe("pascal");
+    expect(joinWords(["github", "oauth"], "camel")).toBe("githubOauth");
+    expect(
+      newFilePath(
+        "src/routes",
+        ["src/routes/login.js", "src/routes/billing.js"],
+        ["github", "oauth"],
+      ),
+    ).toBe("src/routes/github-oauth.js");
+    expect(
+      newFilePath("app/api", ["app/api/users.py", "app/api/billing.py"], ["github", "oauth"]),
+    ).toBe("app/api/github_oauth.py");
+    expect(
+      newFilePath(
+        "src/main/java/x/handlers",
+        ["src/main/java/x/handlers/LoginHandler.java"],
+        ["github", "oauth"],
+      ),
+    ).toBe("src/main/java/x/handlers/GithubOauth.java");
+  });
+});
+
+describe("what the plan says a file is about", () => {
+  it("reads the task's kind from its verb", () => {
+    expect(taskKind("Add GitHub OAuth login")).toBe("add");
+    expect(taskKind("feat(router): support wildcards")).toBe("add");
+    expect(taskKind("Fix escaped path matcher over-matching")).toBe("fix");
+    expect(taskKind("Drop 'Response(on_close=...)' from API")).toBe("remove");
+    expect(taskKind("Move serve implementation out of WithGracefulShutdown")).toBe("change");
+  });
+
+  it("ties each file to the clause of the task its evidence is in", () => {
+    const clauses = taskClauses(
+      "Add GitHub OAuth login that reuses the existing session store and links GitHub identities to users",
+    );
+    expect(clauses).toEqual([
+      "Add GitHub OAuth login",
+      "reuses the existing session store",
+      "links GitHub identities to users",
+    ]);
+    const file = (path: string, terms: string[]): RankedFile => ({
+      path,
+      score: 1,
+      own: 1,
+      kind: "source",
+      termHits: terms.map((term) => ({ term, count: 1 })),
+      pathTerms: [{ term: terms[0]!, where: "file" }],
+      defines: [],
+      inArea: false,
+      imports: [],
+      importedBy: [],
+      isTest: false,
+      named: false,
+      focused: false,
+    });
+    expect(clauseFor(file("src/session/store.js", ["store", "session", "user"]), clauses)).toBe(
+      "reuses the existing session store",
+    );
+    expect(clauseFor(file("src/db/users.js", ["user"]), clauses)).toBe(
+      "links GitHub identities to users",
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { formatMs, formatRecall, markdownTable, mean, median, percentile } from "./metrics.ts";
+import { HELD_OUT } from "./repositories.ts";
 
 /**
  * The benchmark's results file and its tables. Pure: per-task results in, markdown out.
@@ -206,6 +207,14 @@ function times(tasks: readonly TaskResult[], variant: Variant): number[] {
   });
 }
 
+const SPLIT_DEVELOPMENT = "development repositories";
+const SPLIT_HELD_OUT = `held out (${HELD_OUT.map((r) => r.split("/")[1]).join(", ")})`;
+
+/** Whether a task's repository was one the planner was developed on, or held out. */
+export function splitOf(result: { repo: string }): string {
+  return HELD_OUT.includes(result.repo) ? SPLIT_HELD_OUT : SPLIT_DEVELOPMENT;
+}
+
 export function bucketOf(files: number): string {
   return SIZE_BUCKETS.find((b) => files <= b.max)!.label;
 }
@@ -219,6 +228,10 @@ export function reportMarkdown(file: ResultsFile): string {
   out.push(
     "\n### By repository\n",
     breakdown(results, "repository", (r) => r.repo),
+  );
+  out.push(
+    "\n### By development split\n",
+    breakdown(results, "split", splitOf, [SPLIT_DEVELOPMENT, SPLIT_HELD_OUT]),
   );
   out.push(
     "\n### By language\n",

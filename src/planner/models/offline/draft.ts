@@ -1,16 +1,136 @@
-import type { Knowledge, Steering } from "./knowledge.ts";
-import { lineRefs } from "./line-refs.ts";
+import { migrationFolders, newFilePath, nextMigrationPath } from "./conventions.ts";
+import {
+  clauseFor,
+  evidenceLine,
+  type FileNote,
+  noteFor,
+  REUSE,
+  symbolList,
+  type TaskKind,
+  taskClauses,
+  taskKind,
+  words,
+} from "./file-notes.ts";
+import { type ChangeGraph, changeGraph } from "./graph.ts";
+import { fileCount, type Knowledge } from "./knowledge.ts";
+import { formatLines } from "./line-refs.ts";
 import { projectFacts, README_NAMES, readmeSummary } from "./manifests.ts";
-import type { FileChange, PlanDraft } from "./plan-writer.ts";
+import { dirOf, extensionOf, pathKind } from "./paths.ts";
 import type { RankedFile } from "./ranking.ts";
-import { type Chosen, fileCount } from "./selection.ts";
+import { type Chosen, importGraph, MAX_LISTED } from "./selection.ts";
+import type { Steering } from "./steering.ts";
+import type { Term } from "./terms.ts";
 import type { Transcript } from "./transcript.ts";
 
 /**
- * From chosen files to a plan draft: line references, the evidence in words, the new files a
- * task needs (the next numbered migration, a home for what nothing covers yet), verification
- * commands and open questions. Pure.
+ * From chosen files to a plan draft: per file the symbols and lines concerned and what
+ * happens to them, the new files the task needs (the next numbered migration, a file beside
+ * similar ones and the place that registers it), tests, ordered steps, verification commands
+ * and open questions. Pure. A step is written only when the evidence supports it.
  */
+
+export interface ListedFile {
+  path: string;
+  /** What changes there, and why (one line of markdown, after the path). */
+  text: string;
+}
+
+export interface PlanDraft {
+  task: string;
+  /** 1 for the first plan, +1 per revision. */
+  revision: number;
+  project: ReturnType<typeof projectFacts>;
+  readme: string | null;
+  fileCount: number;
+  area: string | null;
+  terms: { term: string; files: number; defines: number; common: boolean }[];
+  changes: ListedFile[];
+  checks: ListedFile[];
+  newFiles: ListedFile[];
+  tests: ListedFile[];
+  /** Why the files were chosen when no term matched (the user's chosen area, entry points). */
+  selectionNote: string | null;
+  /** What this revision changed and why, then the inputs it answers. */
+  revisionNotes: string[];
+  steps: string[];
+  openQuestions: string[];
+  commands: { command: string; source: string }[];
+  /** The import graph among the files to change and the new files. */
+  graph: ChangeGraph;
+}
+
+/** The files a plan lists, as data (what a revision compares with the previous plan's). */
+export interface Listing {
+  changes: string[];
+  checks: string[];
+  newFiles: { path: string; why: string }[];
+  /** A new file → the listed file that registers it. */
+  registrar: Map<string, string>;
+}
+
+/** Folder names that hold a family of similar files (a new one goes beside them). */
+const FAMILY =
+  /^(routes?|handlers?|controllers?|commands?|cmds?|middlewares?|plugins?|providers?|strategies|services|models|migrations|components|pages|views|api|endpoints|adapters|transports|drivers|parsers|extractors|rules|filters|tags|hooks|resolvers|loaders|backends|formatters|renderers|converters|modules|extensions|integrations|jobs|workers|tasks|actions|reducers|stores|schemas|serializers|validators|widgets|lexers|encoders|decoders|matchers|generators|checks|linters|sources|sinks|channels)$/i;
+
+/**
+ * Which files the plan lists and the new files it proposes. Pure: the same facts give the
+ * same listing, so a revision can recompute the previous plan's and say what changed.
+ */
+export function listing(
+  k: Knowledge,
+  s: Steering,
+  ranking: readonly RankedFile[],
+  chosen: Chosen,
+): Listing {
+  const migrations = migrationFolders(k.known);
+  const migrationDirs = new Set(migrations.map((m) => m.dir));
+  const changes = chosen.changes.filter((p) => !migrationDirs.has(dirOf(p)));
+  const checks = chosen.checks.filter((p) => !migrationDirs.has(dirOf(p)));
+  const newFiles: { path: string; why: string }[] = [];
+  const registrar = new Map<string, string>();
+
+  const folder = migrations[0];
+  if (s.wantsMigration && folder !== undefined) {
+    const path = nextMigrationPath(folder, migrationWords(s, ungrounded(s, k)));
+    const previous = folder.files[folder.files.length - 1]!;
+    const table = tableName(s);
+    newFiles.push({
+      path,
+      why: `the next migration after \`${previous}\`, named like it${table ? `: it creates the \`${table}\` table, written the way \`${previous}\` writes its tables` : ""} (applied migrations are never edited)`,
+    });
+  }
+
+  const kind = taskKind(s.task);
+  const missing = ungrounded(s, k);
+  if (kind === "add" && missing.length > 0) {
+    const home = homeFolder(changes, k);
+    if (home !== null) {
+      const path = newFilePath(home.dir, home.siblings, missing.slice(0, 2));
+      if (!k.known.has(path) && !newFiles.some((n) => n.path === path)) {
+        const model = ranking.find((f) => dirOf(f.path) === home.dir && !f.isTest)?.path;
+        newFiles.push({
+          path,
+          why: `nothing in the repository covers ${words(missing.slice(0, 2).map((w) => `"${w}"`))} yet; it goes beside the ${home.siblings.length} files of \`${home.dir || "."}/\`${model ? `, modelled on \`${model}\`` : ""}`,
+        });
+        const wiredIn = registrarOf(home.dir, path, k);
+        if (wiredIn !== null) {
+          registrar.set(path, wiredIn);
+          if (!changes.includes(wiredIn)) {
+            changes.push(wiredIn);
+            const at = checks.indexOf(wiredIn);
+            if (at !== -1) checks.splice(at, 1);
+            else if (changes.length + checks.length > MAX_LISTED) checks.pop();
+          }
+        }
+      }
+    }
+  }
+  for (const named of s.unknownNamed) {
+    if (!k.known.has(named) && !newFiles.some((n) => n.path === named))
+      newFiles.push({ path: named, why: "named in your feedback; it does not exist yet" });
+  }
+  return { changes, checks, newFiles, registrar };
+}
 
 /**
  * Everything the plan says, from what the planner found.
@@ -21,45 +141,63 @@ export function draft(
   s: Steering,
   ranking: readonly RankedFile[],
   chosen: Chosen,
+  previous: Listing | null,
 ): PlanDraft {
   const manifestTexts: Record<string, string> = {};
   for (const [path, lines] of k.texts)
     if (!path.includes("/")) manifestTexts[path] = lines.map(([, l]) => l).join("\n");
   const readmeName = README_NAMES.find((n) => manifestTexts[n] !== undefined);
   const byPath = new Map(ranking.map((f) => [f.path, f]));
-  const termTexts = s.terms.map((x) => x.text);
-  const change = (path: string): FileChange => {
-    const lines = k.texts.get(path);
-    const f = byPath.get(path);
-    if (lines === undefined && k.attempted.has(path) && !k.known.has(path)) {
-      return { path, refs: [], why: "named in your feedback; it does not exist yet", isNew: true };
+  const list = listing(k, s, ranking, chosen);
+  const migrationDirs = new Set(migrationFolders(k.known).map((m) => m.dir));
+  const listed = new Set([...list.changes, ...list.checks]);
+  const kind = taskKind(s.task);
+  const missing = ungrounded(s, k);
+  const notes = new Map<string, FileNote>();
+  const note = (path: string) => {
+    let n = notes.get(path);
+    if (!n) {
+      n = noteFor(path, k.texts.get(path), byPath.get(path), s.terms, migrationDirs);
+      notes.set(path, n);
     }
-    return {
-      path,
-      refs: lines ? lineRefs(lines, termTexts) : [],
-      why: f ? evidence(f) : chosen.note ? "an entry point of the area" : "listed for context",
-    };
+    return n;
   };
-  const migration = nextMigration(chosen.changes, k, termTexts);
-  const changes = chosen.changes
-    .filter((p) => migration === null || !migration.replaces.includes(p))
-    .map(change);
-  if (migration !== null) changes.push(migration.change);
-  for (const named of s.unknownNamed)
-    if (!chosen.changes.includes(named)) changes.push(change(named));
-  const suggested = newFileSuggestion(s, k, chosen.changes);
-  if (suggested) changes.push(suggested);
+  const registered = new Map([...list.registrar].map(([file, by]) => [by, file]));
+  const clauses = [s.task, ...s.feedbackTexts].flatMap(taskClauses);
+  const clauseOf = (path: string) => clauseFor(byPath.get(path), clauses);
+
+  const describe = (path: string, check: boolean): ListedFile => {
+    const f = byPath.get(path);
+    const n = note(path);
+    const what = check
+      ? checkAction(n)
+      : action(n, kind, clauseOf(path), f, registered.get(path) ?? null);
+    const why = f
+      ? evidenceLine(f, listed, s.area)
+      : chosen.note
+        ? "an entry point of the area"
+        : "";
+    return { path, text: `${what}${why ? `. Evidence: ${why}` : ""}` };
+  };
+  const changes = list.changes.map((p) => describe(p, false));
+  const checks = list.checks.map((p) => describe(p, true));
+  const newFiles = list.newFiles.map((n) => ({
+    path: n.path,
+    text: `new file: ${n.why}${list.registrar.has(n.path) ? `; registered in \`${list.registrar.get(n.path)}\`` : ""}`,
+  }));
+  const tests = chosen.tests.map((path) => {
+    const f = byPath.get(path);
+    const subject = [...listed].find((p) => sameStem(path, p));
+    const n = note(path);
+    const where = symbolList(n) || (n.mentions.length > 0 ? formatLines(n.mentions[0]!.lines) : "");
+    const about = subject ? `tests \`${subject}\`` : f ? evidenceLine(f, listed, s.area) : "";
+    return { path, text: [about, where ? `see ${where}` : ""].filter(Boolean).join("; ") };
+  });
 
   const open: string[] = [];
-  const ungrounded = s.terms.filter(
-    (x) =>
-      (k.searches.get(x.text)?.hits?.size ?? 0) +
-        (k.searches.get(x.text)?.pathMatches?.size ?? 0) ===
-      0,
-  );
-  if (ungrounded.length > 0) {
+  if (missing.length > 0) {
     open.push(
-      `Nothing in the repository mentions ${ungrounded.map((x) => `"${x.text}"`).join(", ")}: is that new code (the plan assumes so), or does it go by another name here?`,
+      `Nothing in the repository mentions ${words(missing.map((x) => `"${x}"`))}: is that new code (the plan assumes so), or does it go by another name here?`,
     );
   }
   if (s.afk)
@@ -75,145 +213,308 @@ export function draft(
     open.push(
       "Which part of the code base does the task concern? Naming a file or folder in feedback focuses the next revision.",
     );
+  if (s.area !== null && !ranking.some((f) => f.inArea))
+    open.push(
+      `The area hint \`${s.area}\` names no folder or file here; the plan ranks without it.`,
+    );
   open.push(
-    "The offline planner matches words, not meaning: check that no file outside this list needs to change.",
+    "The offline planner matched the task's words against the code — names, definitions, mentions and imports — not its meaning: check that no file outside these lists needs to change, and that each listed one does.",
   );
 
   const project = projectFacts(manifestTexts, [
     ...(k.root?.dirs ?? []).map((d) => `${d}/`),
     ...(k.root?.files ?? []),
   ]);
+  const graph = changeGraph([...list.changes, ...list.newFiles.map((n) => n.path)], ranking, {
+    isNew: new Set(list.newFiles.map((n) => n.path)),
+    wired: [...list.registrar].map(([file, by]) => ({ from: by, to: file })),
+  });
   return {
-    task: t.task,
+    task: s.task,
     revision: t.calls.filter((c) => c.kind === "write").length + 1,
     project,
     readme: readmeName ? readmeSummary(manifestTexts[readmeName]!) : null,
     fileCount: fileCount(k),
+    area: s.area,
     terms: s.terms.map((x) => {
       const found = k.searches.get(x.text);
-      return {
-        term: x.text,
-        files: new Set([...(found?.hits?.keys() ?? []), ...(found?.pathMatches ?? [])]).size,
-        common: found?.truncated ?? false,
-      };
+      const paths = new Set([...(found?.hits?.keys() ?? []), ...(found?.pathMatches ?? [])]);
+      const defines = ranking.filter((f) => f.defines.some((d) => d.term === x.text)).length;
+      return { term: x.text, files: paths.size, defines, common: found?.truncated ?? false };
     }),
     changes,
-    tests: chosen.tests.map(change),
+    checks,
+    newFiles,
+    tests,
     selectionNote: chosen.note,
+    revisionNotes: [...revisionChanges(previous, list, s), ...s.notes],
+    steps: steps(list, note, clauseOf, kind, tests, project.commands.length > 0, k),
     openQuestions: open,
-    revisionNotes: s.notes,
     commands: project.commands,
+    graph,
   };
 }
 
-/** Why a ranked file is in the plan, in words. */
-function evidence(f: RankedFile): string {
-  const parts: string[] = [];
-  if (f.named) parts.push("named in your feedback");
-  if (f.termHits.length > 0)
-    parts.push(
-      `mentions ${f.termHits
-        .slice(0, 4)
-        .map((h) => `\`${h.term}\` ×${h.count}`)
-        .join(", ")}`,
-    );
-  if (f.pathTerms.length > 0)
-    parts.push(`its path mentions ${f.pathTerms.map((x) => `\`${x}\``).join(", ")}`);
-  if (f.importedBy.length > 0)
-    parts.push(
-      `used by ${f.importedBy
-        .slice(0, 3)
-        .map((p) => `\`${p}\``)
-        .join(", ")}`,
-    );
-  if (f.imports.length > 0)
-    parts.push(
-      `imports ${f.imports
-        .slice(0, 3)
-        .map((p) => `\`${p}\``)
-        .join(", ")}`,
-    );
-  return parts.join("; ") || "ranked by the search";
+/** The verb for a file's part of the task: its clause's "reuse", else the task's kind. */
+function verbFor(kind: TaskKind, clause: string | null): string {
+  if (clause !== null && REUSE.test(clause)) return "reuse";
+  return kind === "add"
+    ? "extend"
+    : kind === "fix"
+      ? "fix"
+      : kind === "remove"
+        ? "remove the part concerned from"
+        : "change";
 }
 
-/** Folders that hold numbered schema migrations. */
-const MIGRATIONS_DIR = /(^|\/)(migrations?|migrate|alembic\/versions|db\/versions)\/[^/]+$/;
+/** What to do in a file to change, from its role, the task's kind and the symbols concerned. */
+function action(
+  n: FileNote,
+  kind: TaskKind,
+  clause: string | null,
+  f: RankedFile | undefined,
+  registers: string | null,
+): string {
+  const symbols = symbolList(n);
+  const matched = [
+    ...new Set([
+      ...(f?.defines.map((d) => d.term) ?? []),
+      ...(f?.termHits.map((h) => h.term) ?? []),
+    ]),
+  ]
+    .slice(0, 3)
+    .map((x) => `\`${x}\``);
+  const where =
+    symbols ||
+    (n.mentions.length > 0
+      ? `${n.mentions[0]!.symbol ? `\`${n.mentions[0]!.symbol}\` ` : ""}(${formatLines(n.mentions[0]!.lines)})`
+      : "");
+  const part = clause !== null ? ` — for "${clause}"` : "";
+  if (registers !== null) {
+    const lines =
+      n.registrations.length > 0 ? ` (${formatLines(n.registrations.slice(0, 6))})` : "";
+    return `register \`${registers}\` where the existing ones are registered${lines}`;
+  }
+  if (n.role === "declaration")
+    return `${kind === "fix" || kind === "remove" ? "update" : "declare the change in"} the types${where ? `: ${where}` : ""}${part}`;
+  if (n.role === "docs") return `document the change${where ? ` where ${where}` : ""}${part}`;
+  if (where === "") {
+    if (f !== undefined && f.own === 0 && (f.imports.length > 0 || f.importedBy.length > 0))
+      return "wired to the files above by imports: follow the change through to its callers here";
+    return matched.length > 0
+      ? `the task's ${words(matched)} appear here${part}`
+      : `ranked by the search${part}`;
+  }
+  return `${verbFor(kind, clause)} ${where}${part}`;
+}
+
+function checkAction(n: FileNote): string {
+  const symbols = symbolList(n);
+  if (symbols) return `check ${symbols}`;
+  if (n.mentions.length > 0) return `check ${formatLines(n.mentions[0]!.lines)}`;
+  return "check whether it needs a matching change";
+}
+
+/** The ordered steps, each derived from a listed file's action. */
+function steps(
+  list: Listing,
+  note: (path: string) => FileNote,
+  clauseOf: (path: string) => string | null,
+  kind: TaskKind,
+  tests: readonly ListedFile[],
+  hasCommands: boolean,
+  k: Knowledge,
+): string[] {
+  const out: string[] = [];
+  const isMigration = (n: { why: string }) => /\bmigration\b/.test(n.why);
+  for (const n of list.newFiles.filter(isMigration)) out.push(`Create \`${n.path}\` — ${n.why}.`);
+  const registrars = new Set(list.registrar.values());
+  const order = (p: string) => {
+    const role = note(p).role;
+    return role === "declaration" ? 0 : registrars.has(p) ? 2 : role === "docs" ? 3 : 1;
+  };
+  const files = [...list.changes].sort((a, b) => order(a) - order(b));
+  const newCode = list.newFiles.filter((x) => !isMigration(x) && !/feedback/.test(x.why));
+  for (const path of files) {
+    if (registrars.has(path) && newCode.length > 0) {
+      for (const n of newCode) out.push(`Create \`${n.path}\` — ${n.why}.`);
+      newCode.length = 0;
+    }
+    const n = note(path);
+    const symbols = symbolList(n);
+    const clause = clauseOf(path);
+    const part = clause !== null ? ` for "${clause}"` : "";
+    const registered = [...list.registrar].find(([, by]) => by === path)?.[0];
+    if (registered !== undefined)
+      out.push(
+        `Register \`${registered}\` in \`${path}\`${n.registrations.length > 0 ? ` beside the existing registrations (${formatLines(n.registrations.slice(0, 6))})` : ""}.`,
+      );
+    else if (n.role === "declaration")
+      out.push(`Update the types in \`${path}\`${symbols ? ` (${symbols})` : ""}${part}.`);
+    else if (symbols)
+      out.push(`${capitalised(verbFor(kind, clause))} ${symbols} in \`${path}\`${part}.`);
+    else if (n.mentions.length > 0)
+      out.push(
+        `Update \`${path}\` where the task's terms appear (${formatLines(n.mentions[0]!.lines)}).`,
+      );
+  }
+  for (const n of newCode) out.push(`Create \`${n.path}\` — ${n.why}.`);
+  for (const n of list.newFiles.filter((x) => /feedback/.test(x.why)))
+    out.push(`Create \`${n.path}\` (${n.why}).`);
+  if (tests.length > 0) {
+    out.push(
+      `Cover the change in the tests: ${tests
+        .slice(0, 3)
+        .map((t) => `\`${t.path}\``)
+        .join(", ")}.`,
+    );
+  } else if ([...k.known].some((p) => pathKind(p) === "test")) {
+    out.push("Add tests next to the existing ones (no test file matched the listed files).");
+  }
+  if (hasCommands) out.push("Run the verification commands below and fix what fails.");
+  return out;
+}
+
+function capitalised(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** What this revision changed in the file lists, and why, against the previous plan. */
+function revisionChanges(previous: Listing | null, now: Listing, s: Steering): string[] {
+  if (previous === null) return [];
+  const before = new Set([
+    ...previous.changes,
+    ...previous.checks,
+    ...previous.newFiles.map((n) => n.path),
+  ]);
+  const after = new Set([...now.changes, ...now.checks, ...now.newFiles.map((n) => n.path)]);
+  const out: string[] = [];
+  for (const n of now.newFiles) {
+    if (before.has(n.path)) continue;
+    const why =
+      /\bmigration\b/.test(n.why) && s.migrationFromFeedback
+        ? "your feedback asks for a schema change; this repository numbers its migrations"
+        : n.why;
+    out.push(`Added \`${n.path}\`: ${why}.`);
+  }
+  for (const p of [...now.changes, ...now.checks]) {
+    if (before.has(p)) continue;
+    const why = s.include.has(p)
+      ? "you named it"
+      : s.focus.has(p)
+        ? "your comment was about it"
+        : "your feedback's words lead to it";
+    out.push(`Added \`${p}\`: ${why}.`);
+  }
+  for (const p of before) {
+    if (after.has(p)) continue;
+    const why = s.exclude.has(p)
+      ? "you asked to leave it alone"
+      : "it ranks lower now that your feedback is part of the search";
+    out.push(`Dropped \`${p}\`: ${why}.`);
+  }
+  if (out.length === 0) out.push("The file lists are the same as in the previous revision.");
+  return out;
+}
 
 /**
- * A task that touches numbered migrations needs a new one, not edits to applied ones: the next
- * number in that folder, named after the task.
+ * Terms of the task no file mentions or is named after: what the change adds (their words as
+ * the task wrote them).
  */
-function nextMigration(
-  changes: readonly string[],
-  k: Knowledge,
-  terms: readonly string[],
-): { change: FileChange; replaces: string[] } | null {
-  const numbered = changes.filter(
-    (p) => MIGRATIONS_DIR.test(p) && /^\d+/.test(p.slice(p.lastIndexOf("/") + 1)),
-  );
-  if (numbered.length === 0) return null;
-  const dir = numbered[0]!.slice(0, numbered[0]!.lastIndexOf("/") + 1);
-  const siblings = [...k.known].filter(
-    (p) => p.startsWith(dir) && !p.slice(dir.length).includes("/"),
-  );
-  const numbers = siblings
-    .map((p) => /^(\d+)/.exec(p.slice(dir.length))?.[1] ?? "")
-    .filter((n) => n !== "");
-  const width = Math.max(...numbers.map((n) => n.length));
-  const next = String(Math.max(...numbers.map(Number)) + 1).padStart(width, "0");
-  const ext = /\.[A-Za-z0-9]+$/.exec(numbered[0]!)?.[0] ?? "";
-  const slug =
-    terms
-      .filter((t) => !/^migr/.test(t))
-      .slice(0, 3)
-      .join("_") || "change";
-  const example = siblings
-    .filter((p) => /^\d+/.test(p.slice(dir.length)))
-    .sort(
-      (a, b) =>
-        Number(/^(\d+)/.exec(a.slice(dir.length))![1]) -
-        Number(/^(\d+)/.exec(b.slice(dir.length))![1]),
-    )
-    .at(-1)!;
-  return {
-    change: {
-      path: `${dir}${next}_${slug}${ext}`,
-      refs: [],
-      why: `the next migration after \`${example}\` (applied migrations are never edited); follow its pattern`,
-      isNew: true,
-    },
-    replaces: numbered.filter((p) => p.startsWith(dir)),
-  };
+export function ungrounded(s: Steering, k: Knowledge): string[] {
+  return s.terms
+    .filter((x) => !s.feedbackTerms.has(x.text) && x.text.length >= 4 && x.text !== "migr")
+    .filter((x) => {
+      const found = k.searches.get(x.text);
+      return found !== undefined && (found.hits?.size ?? 0) + (found.pathMatches?.size ?? 0) === 0;
+    })
+    .map((x) => x.surface ?? x.text);
 }
 
-/** Terms of the task no file mentions become a suggested new file beside the best candidate. */
-function newFileSuggestion(
-  s: Steering,
-  k: Knowledge,
+/** Words a new migration is named with: the table the input names, else what the change adds. */
+function migrationWords(s: Steering, missing: readonly string[]): string[] {
+  const generic =
+    /^(migrations?|migrate|database|db|schema|new|add|adds|also|a|an|the|for|to|of|with|and)$/i;
+  for (const input of [...s.notes].reverse().concat(s.task)) {
+    const m = /((?:[A-Za-z][\w-]*\s+){1,3})(?:table|tables|column|columns)\b/i.exec(input);
+    if (m) {
+      const found = m[1]!
+        .trim()
+        .split(/\s+/)
+        .filter((w) => !generic.test(w))
+        .map((w) => w.toLowerCase().replace(/[^a-z0-9]/g, ""));
+      if (found.length > 0) return found.slice(-3);
+    }
+  }
+  if (missing.length > 0) return missing.slice(0, 3);
+  return termWords(s.terms).slice(0, 3);
+}
+
+/** The table an input names ("the linked identities table" → `linked_identities`), if any. */
+function tableName(s: Steering): string | null {
+  const generic =
+    /^(migrations?|migrate|database|db|schema|new|add|adds|also|a|an|the|for|to|of|with|and)$/i;
+  for (const input of [...s.notes].reverse().concat(s.task)) {
+    const m = /((?:[A-Za-z][\w-]*\s+){1,3})tables?\b/i.exec(input);
+    if (!m) continue;
+    const found = m[1]!
+      .trim()
+      .split(/\s+/)
+      .filter((w) => !generic.test(w))
+      .map((w) => w.toLowerCase().replace(/[^a-z0-9]/g, ""));
+    if (found.length > 0) return found.slice(-3).join("_");
+  }
+  return null;
+}
+
+function termWords(terms: readonly Term[]): string[] {
+  return terms
+    .filter((t) => !/^migr|^databas|^schema|^table/.test(t.text) && !t.spellings)
+    .map((t) => t.surface ?? t.text);
+}
+
+/**
+ * The folder a new file goes to: the first file to change that sits among similar files (at
+ * least two others of its extension, in a folder named for a family of such files first).
+ */
+function homeFolder(
   changes: readonly string[],
-): FileChange | null {
-  const top = changes[0];
-  if (top === undefined) return null;
-  const missing = s.terms
-    .filter(
-      (x) =>
-        x.text.length >= 4 &&
-        (k.searches.get(x.text)?.hits?.size ?? 0) +
-          (k.searches.get(x.text)?.pathMatches?.size ?? 0) ===
-          0,
-    )
-    .slice(0, 2)
-    .map((x) => x.text);
-  if (missing.length === 0) return null;
-  const dir = top.includes("/") ? top.slice(0, top.lastIndexOf("/") + 1) : "";
-  const ext = /\.[A-Za-z0-9]+$/.exec(top)?.[0] ?? "";
-  const name = missing.join(ext === ".py" || ext === ".rs" ? "_" : "-");
-  const path = `${dir}${name}${ext}`;
-  if (k.known.has(path)) return null;
-  return {
-    path,
-    refs: [],
-    why: `nothing in the repository covers ${missing.map((m) => `"${m}"`).join(" or ")} yet`,
-    isNew: true,
-  };
+  k: Knowledge,
+): { dir: string; siblings: string[] } | null {
+  const candidates = changes.slice(0, 4).map((path) => {
+    const dir = dirOf(path);
+    const ext = extensionOf(path);
+    const siblings = [...k.known]
+      .filter((p) => dirOf(p) === dir && extensionOf(p) === ext && pathKind(p) === "source")
+      .sort();
+    return { dir, siblings, family: FAMILY.test(dir.split("/").pop() ?? "") };
+  });
+  const usable = candidates.filter((c) => c.siblings.length >= 3);
+  return usable.find((c) => c.family) ?? null;
+}
+
+/** The file that imports the most files of `dir` (the place a new one is registered). */
+function registrarOf(dir: string, created: string, k: Knowledge): string | null {
+  const graph = importGraph(k);
+  let best: string | null = null;
+  let most = 0;
+  for (const [from, targets] of [...graph].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (from === created || pathKind(from) !== "source") continue;
+    const count = targets.filter((t) => dirOf(t) === dir && t !== from).length;
+    if (count > most) {
+      most = count;
+      best = from;
+    }
+  }
+  return best;
+}
+
+function sameStem(test: string, source: string): boolean {
+  const name = (p: string) =>
+    p
+      .slice(p.lastIndexOf("/") + 1)
+      .replace(/\..*$/, "")
+      .toLowerCase();
+  const t = name(test).replace(/^test_|_test$|_spec$|test$|tests$/g, "");
+  return t === name(source);
 }

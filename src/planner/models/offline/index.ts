@@ -1,17 +1,51 @@
 import type { ToolUseBlock } from "../../../protocol/index.ts";
 import type { ModelRequest, ModelTurn, Planner } from "../types.ts";
-import { draft } from "./draft.ts";
-import { areaDirs, gatherKnowledge, manifestsToRead, steer } from "./knowledge.ts";
+import { definitionSearch } from "./definitions.ts";
+import { draft, listing } from "./draft.ts";
+import { importersSearch } from "./imports.ts";
+import {
+  areaDirs,
+  fileCount,
+  gatherKnowledge,
+  type Knowledge,
+  manifestsToRead,
+} from "./knowledge.ts";
+import { testGlobNames } from "./paths.ts";
 import { planMarkdown } from "./plan-writer.ts";
-import { areaQuestion, chooseFiles, rank } from "./selection.ts";
-import { wordStartPattern } from "./terms.ts";
-import { OFFLINE_ID_PREFIX, readTranscript } from "./transcript.ts";
+import type { RankedFile } from "./ranking.ts";
+import {
+  areaGlob,
+  areaQuestion,
+  caseless,
+  chooseFiles,
+  MAX_LISTED,
+  moduleNames,
+  rank,
+} from "./selection.ts";
+import { type Steering, steer } from "./steering.ts";
+import { searchPattern, type Term } from "./terms.ts";
+import { OFFLINE_ID_PREFIX, readTranscript, type Transcript } from "./transcript.ts";
 
-/** Lines read from each candidate (line references come from these). */
-const READ_LIMIT_LINES = 400;
-/** Read rounds per planning cycle (a second one follows candidates the first round's imports promoted). */
+/** Lines read from each candidate (line references and imports come from these). */
+const READ_LIMIT_LINES = 1_500;
+/** Lines read from a manifest or the README. */
+const MANIFEST_LIMIT_LINES = 400;
+/** Candidates read in the first round: the listed files and a few behind them. */
+const READ_FIRST_ROUND = MAX_LISTED + 2;
+/** Read rounds per planning cycle (a second one follows files the first round's imports promoted). */
 const MAX_READ_ROUNDS = 2;
+/** Grep's entry cap, the most one call may ask for. */
 const MAX_SEARCH_HITS = 1_000;
+/** Terms one definitions search covers (three spellings each stay within Grep's literal prefilter). */
+const TERMS_PER_DEFINITION_SEARCH = 5;
+/** A term in more than this share of files is too common for its definitions to say much. */
+const DEFINITIONS_MAX_SHARE = 0.5;
+/** Longest pattern Grep accepts. */
+const MAX_PATTERN_CHARS = 1_000;
+/** Candidates whose importers are searched for. */
+const IMPORTERS_OF = 6;
+/** Longest Glob pattern the pairs search builds (Glob accepts 1,000 characters). */
+const MAX_GLOB_CHARS = 950;
 
 export const OFFLINE_MODEL = "planport-offline";
 
@@ -22,11 +56,19 @@ export const OFFLINE_MODEL = "planport-offline";
  * next missing piece of work:
  *
  * 1. survey the root (LS); 2. read manifests and the README, count files per top-level area;
- * 3. search each term from the task (Grep count, Glob on paths); 4. rank files by evidence —
- * when nothing matches, ask ONE clarifying question with the areas as options; 5. read the top
- * candidates (imports between them re-rank); 6. write the plan file and call ExitPlanMode.
- * After a rejection the feedback's terms and named files feed the same steps, and a revised
- * plan follows. It cannot execute plans (`canExecuteRemotely: false`).
+ * 3. search each term from the task (Grep count where a word starts, Glob on paths) and the
+ * `area:` hint's folder; 4. search the definitions of the terms (one Grep per few terms, in
+ * content mode: which files *define* them); 5. rank files by evidence — when nothing matches,
+ * ask ONE clarifying question with the areas as options; 6. read the top candidates, find who
+ * imports them and which tests are named after them (the import graph re-ranks; a second
+ * round reads what it promoted); 7. write the plan file and call ExitPlanMode. After a
+ * rejection the feedback's terms, named files and commented passages feed the same steps, and
+ * a revised plan follows that says what changed. It cannot execute plans
+ * (`canExecuteRemotely: false`).
+ *
+ * Scans of the whole snapshot are what costs at scale (~0.3 s each at 20,000 files), so there
+ * is one per term, one per five terms for definitions and one for importers; everything else
+ * reads single files or path lists.
  */
 export function offlinePlanner(): Planner {
   return {
@@ -70,61 +112,86 @@ function nextTurn(request: ModelRequest): ModelTurn {
       "Offline planner: reading the manifests and README, and counting files per area.",
       [
         ...manifests.map((p, i) =>
-          use(id("manifest", i), "Read", { file_path: p, limit: READ_LIMIT_LINES }),
+          use(id("manifest", i), "Read", { file_path: p, limit: MANIFEST_LIMIT_LINES }),
         ),
         ...areas.map((d, i) => use(id("area", i), "Glob", { pattern: `${d}/**` })),
       ],
     );
   }
 
-  // 3. Search each term once (content hits and path names).
-  const steering = steer(t, k);
-  const unsearched = steering.terms.filter((term) => !k.searches.has(term.text));
-  if (unsearched.length > 0) {
+  // 3. Search each term once (content hits and path names), and the area hint's files.
+  const s = steer(t, k);
+  const unsearched = s.terms.filter((term) => !k.searches.has(term.text));
+  const hint = k.hinted === null ? areaGlob(s.area) : null;
+  if (unsearched.length > 0 || hint !== null) {
     return calls(
-      `Offline planner: searching for ${unsearched.map((x) => `"${x.text}"`).join(", ")}.`,
-      unsearched.flatMap((term) => [
-        use(id("grep", term.text), "Grep", {
-          // Where a word or identifier part starts, so a stem never matches mid-word.
-          pattern: wordStartPattern(term.text),
-          output_mode: "count",
-          head_limit: MAX_SEARCH_HITS,
-        }),
-        use(id("glob", term.text), "Glob", {
-          pattern: `{**/*${caseless(term.text)}*,**/*${caseless(term.text)}*/**}`,
-        }),
-      ]),
+      `Offline planner: searching for ${unsearched.map((x) => `"${x.text}"`).join(", ") || "the area"}${hint !== null ? ` and the area "${s.area}"` : ""}.`,
+      [
+        ...unsearched.flatMap((term) => [
+          use(id("grep", term.text), "Grep", {
+            // Where a word or identifier part starts, so a stem never matches mid-word.
+            pattern: searchPattern(term),
+            output_mode: "count",
+            head_limit: MAX_SEARCH_HITS,
+          }),
+          use(id("glob", term.text), "Glob", { pattern: pathGlob(term) }),
+        ]),
+        ...(hint !== null ? [use(id("hint", 0), "Glob", { pattern: hint })] : []),
+      ],
     );
   }
 
-  // 4. Rank; when nothing matches, ask which area to focus on (once).
-  const ranking = rank(k, steering);
+  // 4. Which files define the terms (the definitions index, a few terms per search).
+  const groups = definitionGroups(s.terms, k);
+  if (groups.length > 0) {
+    return calls(
+      `Offline planner: looking up where ${groups
+        .flat()
+        .map((x) => `"${x.text}"`)
+        .join(", ")} ${groups.flat().length === 1 ? "is" : "are"} defined.`,
+      groups.map((group, i) =>
+        use(id("defs", `${i}_${group.map((x) => x.text).join(".")}`), "Grep", {
+          pattern: definitionSearch(group),
+          output_mode: "content",
+          head_limit: MAX_SEARCH_HITS,
+        }),
+      ),
+    );
+  }
+
+  // 5. Rank; when nothing matches, ask which area to focus on (once).
+  const ranking = rank(k, s);
   const sources = ranking.filter((f) => !f.isTest);
-  if (sources.length === 0 && steering.scope === null && k.question === null) {
-    const question = areaQuestion(t, k, steering);
+  if (sources.length === 0 && s.scope === null && k.question === null) {
+    const question = areaQuestion(t, k, s);
     if (question !== null)
       return calls("Offline planner: the task matches no file, so I need to know where to look.", [
         use(id("ask", 0), "AskUserQuestion", question),
       ]);
   }
 
-  // 5. Read the chosen files (a second round follows files the imports promoted).
-  const chosen = chooseFiles(ranking, k, steering);
-  const unread = [...chosen.changes, ...chosen.tests, ...steering.unknownNamed].filter(
-    (p) => !k.attempted.has(p),
-  );
+  // 6. Read the candidates, find their importers and tests (a second round follows what the
+  // first one promoted).
+  const chosen = chooseFiles(ranking, k, s);
   const rounds = new Set(
-    t.calls.filter((c) => c.kind === "read" && c.message > lastInput).map((c) => c.message),
+    t.calls
+      .filter((c) => FOCUS_KINDS.has(c.kind ?? "") && c.message > lastInput)
+      .map((c) => c.message),
   ).size;
-  if (unread.length > 0 && rounds < MAX_READ_ROUNDS) {
-    return calls(
-      `Offline planner: reading the top candidates (${unread.length}).`,
-      unread.map((p, i) => use(id("read", i), "Read", { file_path: p, limit: READ_LIMIT_LINES })),
-    );
+  if (rounds < MAX_READ_ROUNDS) {
+    const focus = focusCalls(ranking, chosen.changes, chosen.checks, k, s, rounds === 0);
+    if (focus.length > 0)
+      return calls(
+        `Offline planner: reading the top candidates and looking for their importers and tests.`,
+        focus.map(([kind, name, input], i) => use(id(kind, i), name, input)),
+      );
   }
 
-  // 6. Write the plan and ask for review.
-  const plan = planMarkdown(draft(t, k, steering, ranking, chosen));
+  // 7. Write the plan and ask for review.
+  const plan = planMarkdown(
+    draft(t, k, s, ranking, chosen, previousListing(t, lastInput)),
+    request.context.variant,
+  );
   const revision = t.calls.filter((c) => c.kind === "write").length + 1;
   return calls(
     `Offline planner: ${revision > 1 ? `revision ${revision} of the plan` : "the plan"} is written to ${request.context.planPath}; asking for review.`,
@@ -133,6 +200,102 @@ function nextTurn(request: ModelRequest): ModelTurn {
       use(id("exit", 0), "ExitPlanMode", {}),
     ],
   );
+}
+
+/**
+ * Terms whose definitions are still to be searched, in groups of a few: those some file
+ * mentions or is named after, and not so common that definitions would say nothing.
+ */
+function definitionGroups(terms: readonly Term[], k: Knowledge): Term[][] {
+  const total = Math.max(1, fileCount(k));
+  const eligible = terms.filter((term) => {
+    if (k.defsSearched.has(term.text)) return false;
+    const found = k.searches.get(term.text);
+    const df = new Set([...(found?.hits?.keys() ?? []), ...(found?.pathMatches ?? [])]).size;
+    return df > 0 && !found?.truncated && df / total <= DEFINITIONS_MAX_SHARE;
+  });
+  const groups: Term[][] = [];
+  for (const term of eligible) {
+    const last = groups[groups.length - 1];
+    if (
+      last !== undefined &&
+      last.length < TERMS_PER_DEFINITION_SEARCH &&
+      definitionSearch([...last, term]).length <= MAX_PATTERN_CHARS
+    )
+      last.push(term);
+    else groups.push([term]);
+  }
+  // A single identifier too long for one pattern is not searched for its definitions.
+  return groups.filter((g) => definitionSearch(g).length <= MAX_PATTERN_CHARS);
+}
+
+const FOCUS_KINDS: ReadonlySet<string> = new Set(["read", "callers", "pairs"]);
+
+type FocusCall = [kind: string, tool: string, input: Record<string, unknown>];
+
+/**
+ * The first round: read the listed candidates and a few behind them, search for whoever
+ * imports the strongest, and look for tests named after them. A later round reads only what
+ * the imports promoted into the lists.
+ */
+function focusCalls(
+  ranking: readonly RankedFile[],
+  changes: readonly string[],
+  checks: readonly string[],
+  k: Knowledge,
+  s: Steering,
+  first: boolean,
+): FocusCall[] {
+  const listed = [...changes, ...checks];
+  const sources = ranking.filter((f) => !f.isTest).map((f) => f.path);
+  const toRead = (first ? [...listed, ...sources].slice(0, READ_FIRST_ROUND) : listed)
+    .concat(first ? s.unknownNamed : [])
+    .filter((p, i, all) => all.indexOf(p) === i && !k.attempted.has(p));
+  const out: FocusCall[] = toRead.map((p) => [
+    "read",
+    "Read",
+    { file_path: p, limit: READ_LIMIT_LINES },
+  ]);
+  if (!first) return out;
+  const modules = moduleNames(listed.slice(0, IMPORTERS_OF));
+  if (modules.length > 0)
+    out.push([
+      "callers",
+      "Grep",
+      { pattern: importersSearch(modules), output_mode: "content", head_limit: MAX_SEARCH_HITS },
+    ]);
+  const names: string[] = [];
+  for (const p of listed) for (const n of testGlobNames(p)) if (!names.includes(n)) names.push(n);
+  let pattern = "";
+  for (const n of names) {
+    const next = pattern === "" ? n : `${pattern},${n}`;
+    if (next.length + 5 > MAX_GLOB_CHARS) break;
+    pattern = next;
+  }
+  if (pattern !== "") out.push(["pairs", "Glob", { pattern: `**/{${pattern}}` }]);
+  return out;
+}
+
+/** The previous plan's file lists, recomputed from the conversation as it was then. */
+function previousListing(t: Transcript, lastInput: number) {
+  const writes = t.calls.filter((c) => c.kind === "write" && c.message < lastInput);
+  if (writes.length === 0) return null;
+  const at = writes[writes.length - 1]!.message;
+  const before: Transcript = {
+    ...t,
+    calls: t.calls.filter((c) => c.message < at),
+    inputs: t.inputs.filter((i) => i.message < at),
+  };
+  const k = gatherKnowledge(before);
+  const s = steer(before, k);
+  const ranking = rank(k, s);
+  return listing(k, s, ranking, chooseFiles(ranking, k, s));
+}
+
+/** A Glob for paths whose name contains the term, in any letter case. */
+function pathGlob(term: Term): string {
+  const c = caseless(term.text);
+  return `{**/*${c}*,**/*${c}*/**}`;
 }
 
 function use(id: string, name: string, input: Record<string, unknown>): ToolUseBlock {
@@ -153,11 +316,4 @@ function reply(text: string): ModelTurn {
     usage: { input_tokens: 0, output_tokens: 0 },
     model: OFFLINE_MODEL,
   };
-}
-
-/** A glob fragment matching the term in any letter case: "auth" → "[aA][uU][tT][hH]". */
-function caseless(term: string): string {
-  return [...term]
-    .map((c) => (/[a-z]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c))
-    .join("");
 }

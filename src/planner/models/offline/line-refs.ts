@@ -1,50 +1,93 @@
-import { wordStartPattern } from "./terms.ts";
+import { type DefinitionKind, parseDefinition } from "./definitions.ts";
+import { searchPattern, type Term } from "./terms.ts";
+
 /**
- * Where in a file the task's terms show up, named by the enclosing declaration, so the plan can
+ * Where in a file the task's terms show up, named by the enclosing definition, so the plan can
  * say "`createSession` (lines 12–18)" instead of just a path. Pure.
  */
 
 export interface LineRef {
-  /** The enclosing function/class/type, or null for top-level lines. */
+  /** The innermost enclosing function/class/type, or null for top-level lines. */
   symbol: string | null;
   lines: number[];
 }
 
-const DECLARATION =
-  /^\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:static\s+)?(?:function\*?|class|interface|type|enum|const|let|var|def|fn|struct|trait|impl|module|mod)\s+([A-Za-z_$][\w$]*)|^\s*func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)/;
+/** A definition and the lines it spans (up to the next definition at its depth or shallower). */
+export interface Span {
+  name: string;
+  kind: DefinitionKind;
+  start: number;
+  end: number;
+}
+
+/** Longest span assumed for a definition whose end was not seen. */
+const MAX_SPAN_LINES = 80;
 
 /**
- * The name a line declares, if it is a declaration.
+ * The definitions of a file's numbered lines with the lines each spans, by indentation: a
+ * definition ends before the next one indented as deep or less.
  *
  * @example
- * declaredName("export async function login(email) {") // "login"
+ * symbolSpans("a.py", [[1, "def a():"], [2, "    return 1"], [3, "def b():"]])
+ * // [{ name: "a", kind: "function", start: 1, end: 2 }, { name: "b", kind: "function", start: 3, end: 3 }]
  */
-export function declaredName(line: string): string | null {
-  const m = DECLARATION.exec(line);
-  return m ? (m[1] ?? m[2] ?? null) : null;
+export function symbolSpans(path: string, lines: readonly [number, string][]): Span[] {
+  const found: { name: string; kind: DefinitionKind; start: number; indent: number }[] = [];
+  for (const [n, text] of lines) {
+    const d = parseDefinition(path, text);
+    if (d === null || d.kind === "field" || d.kind === "key" || d.kind === "route") continue;
+    // Indented constants are locals, not definitions worth naming.
+    if (d.kind === "constant" && /^\s/.test(text)) continue;
+    found.push({ ...d, start: n, indent: /^\s*/.exec(text)![0].length });
+  }
+  const last = lines.length > 0 ? lines[lines.length - 1]![0] : 0;
+  return found.map((d, i) => {
+    let end = Math.min(last, d.start + MAX_SPAN_LINES);
+    for (const next of found.slice(i + 1)) {
+      if (next.indent <= d.indent) {
+        end = Math.min(end, next.start - 1);
+        break;
+      }
+    }
+    // A constant is its line; a body-less definition ends where it starts.
+    if (d.kind === "constant") end = d.start;
+    return { name: d.name, kind: d.kind, start: d.start, end: Math.max(d.start, end) };
+  });
 }
 
 /**
- * Groups the lines that mention any term under their nearest preceding declaration; the
- * groups with most hits first, at most `limit`.
+ * The innermost span holding `line`, or null.
  *
  * @example
- * lineRefs([[1, "export function createSession() {"], [2, "  const session = {};"]], ["session"])
+ * enclosing([{ name: "A", kind: "class", start: 1, end: 9 }, { name: "run", kind: "method", start: 3, end: 5 }], 4)!.name // "run"
+ */
+export function enclosing(spans: readonly Span[], line: number): Span | null {
+  let best: Span | null = null;
+  for (const s of spans)
+    if (s.start <= line && line <= s.end && (best === null || s.start >= best.start)) best = s;
+  return best;
+}
+
+/**
+ * Groups the lines that mention any term under their innermost enclosing definition; the
+ * groups with most hits first, at most `limit`, then in file order.
+ *
+ * @example
+ * lineRefs("a.ts", [[1, "export function createSession() {"], [2, "  const session = {};"]], [{ text: "session", weight: 1 }])
  * // [{ symbol: "createSession", lines: [1, 2] }]
  */
 export function lineRefs(
+  path: string,
   lines: readonly [number, string][],
-  terms: readonly string[],
+  terms: readonly Term[],
   limit = 3,
 ): LineRef[] {
-  const patterns = terms.filter((t) => t !== "").map((t) => new RegExp(wordStartPattern(t)));
+  const patterns = terms.filter((t) => t.text !== "").map((t) => new RegExp(searchPattern(t)));
+  const spans = symbolSpans(path, lines);
   const groups = new Map<string, LineRef>();
-  let symbol: string | null = null;
   for (const [n, text] of lines) {
-    const declared = declaredName(text);
-    // Indented const/let/var are locals, not declarations worth naming.
-    if (declared !== null && !/^\s+(?:export\s+)?(?:const|let|var)\b/.test(text)) symbol = declared;
     if (!patterns.some((p) => p.test(text))) continue;
+    const symbol = enclosing(spans, n)?.name ?? null;
     const key = symbol ?? "";
     const group = groups.get(key) ?? { symbol, lines: [] };
     group.lines.push(n);
@@ -69,4 +112,14 @@ export function formatLines(lines: readonly number[]): string {
   const last = lines[lines.length - 1]!;
   if (last - first + 1 === lines.length || last - first <= 12) return `lines ${first}–${last}`;
   return `lines ${lines.slice(0, 4).join(", ")}${lines.length > 4 ? ", …" : ""}`;
+}
+
+/**
+ * "lines 12–18" for a span, "line 12" for a one-line one.
+ *
+ * @example
+ * formatSpan(3, 3) // "line 3"
+ */
+export function formatSpan(start: number, end: number): string {
+  return end > start ? `lines ${start}–${end}` : `line ${start}`;
 }

@@ -1,23 +1,43 @@
+import { type DefinitionKind, nameMatch } from "./definitions.ts";
+import { matchPath, type PathKind, pathKind } from "./paths.ts";
+
 /**
- * Ranks repository files by evidence that they matter for a task. Pure.
+ * Ranks repository files by evidence that a task changes them. Pure. Evidence, strongest first:
  *
- * - Term hits: each term counts `1 + ln(hits)` in a file's content and 2.5 when the file's path
- *   mentions it, weighted by the term's weight and its rarity (idf: a term found in every file
- *   says little). A term so common that the search was cut short is damped further.
- * - Coverage: a file that matches several different terms beats one that repeats a single term.
- * - Imports between candidates: a file wired to a strong candidate (importing it or imported by
- *   it) gains 30% of that candidate's score — the code that has to change together.
- * - Files the user named in feedback come first; files they excluded are dropped; generated
- *   and vendored paths never count.
+ * - **Definitions**: the file defines a name with the term as a whole word (`createSession`
+ *   for `session`), or the very identifier the task names (`getQueryString`). A file that
+ *   defines a term outranks files that only mention it.
+ * - **Path and folder names**: the term is a word of the file's name (`wsgi` →
+ *   `_transports/wsgi.py`) or of a folder it is in (`migrations/`), a strong hint that the
+ *   file is where the thing lives; the `area:` hint counts the same way, for all its files.
+ * - **Mentions**: content hits, `1 + ln(hits)`.
+ *
+ * Each is weighted by the term's weight and its rarity (idf: a term found in every file says
+ * little; a search that was cut short marks a term as common). A file that matches several
+ * different terms beats one that repeats a single term. Then the import graph: a file wired
+ * to a strong candidate (importing it or imported by it) gains a share of that candidate's
+ * score — less the more files it is wired to, so an `index.ts` or `__init__.py` that imports
+ * everything does not rise with everything. Tests are ranked but flagged (they are listed as
+ * tests); docs, changelogs, examples and benchmarks count for little unless the task is about
+ * them; generated and vendored files never count. Files the user named come first, files
+ * they ruled out are dropped, files a comment was about (and their folder) are lifted.
  */
+
+export interface DefinitionHit {
+  name: string;
+  kind: DefinitionKind;
+  line: number;
+}
 
 export interface TermEvidence {
   term: string;
   weight: number;
   /** path → matching lines. */
   hits: ReadonlyMap<string, number>;
-  /** Paths whose name mentions the term. */
+  /** Paths whose name contains the term (matched by word in {@link matchPath}). */
   pathMatches: ReadonlySet<string>;
+  /** path → definitions there whose name contains the term. */
+  defs: ReadonlyMap<string, readonly DefinitionHit[]>;
   /** The search was cut short (the term is everywhere). */
   truncated: boolean;
 }
@@ -28,145 +48,220 @@ export interface RankInput {
   totalFiles: number;
   /** path → files it imports (resolved, known paths only). */
   imports: ReadonlyMap<string, readonly string[]>;
+  /** Files the `area:` hint names (its folder's files, or files named like it). */
+  area?: ReadonlySet<string>;
   /** Paths the user asked for (feedback): ranked first. */
   include?: ReadonlySet<string>;
   /** Paths the user ruled out: never ranked. */
   exclude?: ReadonlySet<string>;
+  /** Files a comment was about: lifted, with their folder. */
+  focus?: ReadonlySet<string>;
   /** Only rank files under this folder ("" or absent: everywhere). */
   scope?: string;
+  /** The task is about documentation (docs and examples are not demoted). */
+  aboutDocs?: boolean;
 }
 
 export interface RankedFile {
   path: string;
   score: number;
+  /** The score before the import graph's share. */
+  own: number;
+  kind: PathKind;
   /** Content hits per term, strongest first. */
   termHits: { term: string; count: number }[];
-  /** Terms the path itself mentions. */
-  pathTerms: string[];
+  /** Terms that are words of the file's name, or of its folders. */
+  pathTerms: { term: string; where: "file" | "folder" }[];
+  /** Definitions of the task's terms in the file, best first. */
+  defines: { term: string; name: string; kind: DefinitionKind; line: number; exact: boolean }[];
+  /** Inside the `area:` hint. */
+  inArea: boolean;
   imports: string[];
   importedBy: string[];
   isTest: boolean;
   /** Named by the user in feedback. */
   named: boolean;
+  /** A comment was about this file or its folder. */
+  focused: boolean;
 }
 
-const PATH_MATCH_SCORE = 2.5;
+const DEFINITION_SCORE = 3;
+const PATH_FILE_SCORE = 3;
+const PATH_FOLDER_SCORE = 1.2;
 const COVERAGE_BONUS = 0.35;
-const IMPORT_SHARE = 0.3;
+const AREA_FACTOR = 2.5;
+const FOCUS_FACTOR = 1.6;
+const FOCUS_FOLDER_FACTOR = 1.25;
+const IMPORT_SHARE = 0.35;
+/** A file wired to more than this many candidates gets a smaller share from each. */
+const IMPORT_FANOUT = 4;
 /** A term found in more than this share of files is damped like a cut-short search. */
-const COMMON_SHARE = 0.5;
-const COMMON_DAMPING = 0.2;
+const COMMON_SHARE = 0.4;
+const COMMON_DAMPING = 0.25;
 /** Candidates below this share of the best score are dropped. */
-const RELATIVE_FLOOR = 0.15;
+const RELATIVE_FLOOR = 0.08;
 
-const GENERATED =
-  /(^|\/)(node_modules|dist|build|out|target|vendor|coverage|__pycache__|\.git|\.next|\.venv|venv)\/|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|go\.sum|poetry\.lock|bun\.lockb?)$|\.(min\.js|map|snap|lock)$/;
+/** How much each kind of file counts as a file to change. */
+const KIND_FACTOR: Record<PathKind, number> = {
+  source: 1,
+  test: 1,
+  config: 0.45,
+  docs: 0.12,
+  changelog: 0.05,
+  example: 0.15,
+  bench: 0.15,
+  other: 0.3,
+  project: 0,
+  generated: 0,
+};
 
-const TEST_PATH =
-  /(^|\/)(test|tests|__tests__|spec|specs|e2e)\/|\.(test|spec)\.[a-z]+$|_test\.(go|py)$|(^|\/)test_[^/]+\.py$/;
+/** How much a definition of each kind says about where a change goes. */
+const DEFINITION_WEIGHT: Record<DefinitionKind, number> = {
+  function: 1,
+  method: 1,
+  class: 1.1,
+  type: 1,
+  module: 0.8,
+  constant: 0.7,
+  route: 1,
+  field: 0.5,
+  key: 0.6,
+};
 
-const PROJECT_FILE =
-  /^(package\.json|pyproject\.toml|setup\.py|setup\.cfg|requirements[\w-]*\.txt|tox\.ini|pytest\.ini|Cargo\.toml|go\.mod|[Mm]akefile|GNUmakefile|deno\.json|tsconfig[\w.-]*\.json|README[\w.-]*|readme\.md|LICEN[SC]E[\w.-]*|CHANGELOG[\w.-]*|\.gitignore|\.editorconfig)$/;
-
-/**
- * True for the repository's own project files at the root (manifests, README, licence): the
- * planner reads them for context, but a task's words showing up in them ("test", "migrate")
- * does not make them files to change.
- *
- * @example
- * isProjectFile("package.json") // true
- */
-export function isProjectFile(path: string): boolean {
-  return PROJECT_FILE.test(path);
-}
-
-/**
- * True for test files (they go to "tests to update", not "files to change").
- *
- * @example
- * isTestPath("src/a.test.ts") // true
- */
-export function isTestPath(path: string): boolean {
-  return TEST_PATH.test(path);
-}
-
-/**
- * True for generated, vendored or lock files, which a plan never edits by hand.
- *
- * @example
- * isGeneratedPath("dist/index.js") // true
- */
-export function isGeneratedPath(path: string): boolean {
-  return GENERATED.test(path);
-}
+const idf = (total: number, df: number) => Math.log(1 + total / (1 + df));
 
 /**
  * Ranks every file with evidence, best first (ties by path).
  *
  * @example
- * rankFiles({ terms: [{ term: "invoice", weight: 1, hits: new Map([["src/billing/invoice.ts", 4]]), pathMatches: new Set(["src/billing/invoice.ts"]), truncated: false }], totalFiles: 40, imports: new Map() })
+ * rankFiles({ terms: [{ term: "invoice", weight: 1, hits: new Map([["src/billing/invoice.ts", 4]]), pathMatches: new Set(["src/billing/invoice.ts"]), defs: new Map(), truncated: false }], totalFiles: 40, imports: new Map() })
  * // [{ path: "src/billing/invoice.ts", score: …, … }]
  */
 export function rankFiles(input: RankInput): RankedFile[] {
   const scope = input.scope ? `${input.scope}/` : "";
   const allowed = (p: string) =>
-    p.startsWith(scope) && !isGeneratedPath(p) && !input.exclude?.has(p);
+    p.startsWith(scope) && KIND_FACTOR[pathKind(p)] > 0 && !input.exclude?.has(p);
   const total = Math.max(1, input.totalFiles);
   const base = new Map<string, number>();
   const files = new Map<string, RankedFile>();
   const entry = (path: string): RankedFile => {
     let f = files.get(path);
     if (!f) {
+      const kind = pathKind(path);
       f = {
         path,
         score: 0,
+        own: 0,
+        kind,
         termHits: [],
         pathTerms: [],
+        defines: [],
+        inArea: input.area?.has(path) ?? false,
         imports: [],
         importedBy: [],
-        isTest: isTestPath(path),
+        isTest: kind === "test",
         named: false,
+        focused: false,
       };
       files.set(path, f);
     }
     return f;
   };
+  const add = (path: string, value: number) => base.set(path, (base.get(path) ?? 0) + value);
 
   for (const t of input.terms) {
     const df = new Set([...t.hits.keys(), ...t.pathMatches]).size;
     if (df === 0) continue;
     const common = t.truncated || df / total > COMMON_SHARE;
-    const idf = Math.log(1 + total / (1 + df)) * (common ? COMMON_DAMPING : 1);
+    const damping = common ? COMMON_DAMPING : 1;
+    const contentIdf = idf(total, t.hits.size) * damping;
     for (const [path, count] of t.hits) {
       if (!allowed(path) || count <= 0) continue;
       entry(path).termHits.push({ term: t.term, count });
-      base.set(path, (base.get(path) ?? 0) + t.weight * idf * (1 + Math.log(count)));
+      add(path, t.weight * contentIdf * (1 + Math.log(count)));
     }
-    for (const path of t.pathMatches) {
+    const named = [...t.pathMatches]
+      .map((path) => ({ path, match: matchPath(t.term, path) }))
+      .filter((x) => x.match !== null);
+    const pathIdf = idf(total, named.length) * damping;
+    for (const { path, match } of named) {
+      if (!allowed(path) || match === null) continue;
+      entry(path).pathTerms.push({ term: t.term, where: match.where });
+      const score = match.where === "file" ? PATH_FILE_SCORE : PATH_FOLDER_SCORE;
+      add(path, t.weight * pathIdf * score * match.strength);
+    }
+    const defIdf = idf(total, t.defs.size) * damping;
+    for (const [path, defs] of t.defs) {
       if (!allowed(path)) continue;
-      entry(path).pathTerms.push(t.term);
-      base.set(path, (base.get(path) ?? 0) + t.weight * idf * PATH_MATCH_SCORE);
+      let best = 0;
+      let bestDef: DefinitionHit | null = null;
+      for (const d of defs) {
+        const value = nameMatch(d.name, t.term) * DEFINITION_WEIGHT[d.kind];
+        if (value > best) {
+          best = value;
+          bestDef = d;
+        }
+      }
+      if (bestDef === null) continue;
+      entry(path).defines.push({
+        term: t.term,
+        name: bestDef.name,
+        kind: bestDef.kind,
+        line: bestDef.line,
+        exact: nameMatch(bestDef.name, t.term) === 2,
+      });
+      add(path, t.weight * defIdf * DEFINITION_SCORE * best);
     }
   }
-  for (const [path, f] of files) {
-    const distinct = new Set([...f.termHits.map((h) => h.term), ...f.pathTerms]).size;
-    base.set(path, (base.get(path) ?? 0) * (1 + COVERAGE_BONUS * (distinct - 1)));
-    f.termHits.sort((a, b) => b.count - a.count || a.term.localeCompare(b.term));
-  }
-  for (const path of input.include ?? []) if (allowed(path)) entry(path);
 
-  // Imports between candidates.
+  const focusFolders = new Set([...(input.focus ?? [])].map(folderOf));
+  for (const [path, f] of files) {
+    const distinct = new Set([
+      ...f.termHits.map((h) => h.term),
+      ...f.pathTerms.map((p) => p.term),
+      ...f.defines.map((d) => d.term),
+    ]).size;
+    let factor = (1 + COVERAGE_BONUS * Math.max(0, distinct - 1)) * kindFactor(f.kind, input);
+    if (f.inArea) factor *= AREA_FACTOR;
+    if (input.focus?.has(path)) {
+      f.focused = true;
+      factor *= FOCUS_FACTOR;
+    } else if (focusFolders.has(folderOf(path))) {
+      f.focused = true;
+      factor *= FOCUS_FOLDER_FACTOR;
+    }
+    base.set(path, (base.get(path) ?? 0) * factor);
+    f.termHits.sort((a, b) => b.count - a.count || compare(a.term, b.term));
+    f.defines.sort((a, b) => Number(b.exact) - Number(a.exact) || a.line - b.line);
+  }
+  for (const path of [...(input.include ?? []), ...(input.focus ?? [])])
+    if (allowed(path)) entry(path);
+
+  // The import graph among the candidates (and into them: an importer of a strong candidate
+  // is ranked even without a word of the task, so the entry point that wires it in shows).
   for (const [from, targets] of input.imports) {
-    if (!files.has(from)) continue;
     for (const to of targets) {
-      if (!files.has(to) || to === from) continue;
-      if (!files.get(from)!.imports.includes(to)) files.get(from)!.imports.push(to);
-      if (!files.get(to)!.importedBy.includes(from)) files.get(to)!.importedBy.push(from);
+      if (to === from || !allowed(from) || !allowed(to)) continue;
+      if (!files.has(from) && !files.has(to)) continue;
+      const a = entry(from);
+      const b = entry(to);
+      if (!a.imports.includes(to)) a.imports.push(to);
+      if (!b.importedBy.includes(from)) b.importedBy.push(from);
     }
   }
+  // Each edge is worth less the more edges either end has: a hub wired to everything, or a
+  // module everything imports, says little about any one of them.
+  const fanout = (f: RankedFile) =>
+    Math.sqrt(Math.max(1, (f.imports.length + f.importedBy.length) / IMPORT_FANOUT));
   for (const [path, f] of files) {
-    const neighbours = [...f.imports, ...f.importedBy].map((n) => base.get(n) ?? 0);
-    f.score = (base.get(path) ?? 0) + IMPORT_SHARE * Math.max(0, ...neighbours);
+    const own = base.get(path) ?? 0;
+    const neighbours = [...f.imports, ...f.importedBy];
+    const strongest = Math.max(
+      0,
+      ...neighbours.map((n) => (base.get(n) ?? 0) / fanout(files.get(n)!)),
+    );
+    f.own = own;
+    f.score = own + (IMPORT_SHARE * kindFactor(f.kind, input) * strongest) / fanout(f);
   }
 
   const top = Math.max(0, ...[...files.values()].map((f) => f.score));
@@ -179,7 +274,22 @@ export function rankFiles(input: RankInput): RankedFile[] {
   }
   return [...files.values()]
     .filter((f) => f.named || (f.score > 0 && f.score >= RELATIVE_FLOOR * top))
-    .sort((a, b) => b.score - a.score || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    .sort((a, b) => b.score - a.score || compare(a.path, b.path));
+}
+
+function kindFactor(kind: PathKind, input: RankInput): number {
+  if (input.aboutDocs && (kind === "docs" || kind === "example" || kind === "changelog"))
+    return 0.9;
+  return KIND_FACTOR[kind];
+}
+
+function folderOf(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash === -1 ? "" : path.slice(0, slash);
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
@@ -192,15 +302,9 @@ export function rankFiles(input: RankInput): RankedFile[] {
 export function entryPoints(paths: readonly string[], limit: number): string[] {
   const conventional = /(^|\/)(index|main|app|server|routes?|lib|mod|__init__|cli|api)\.[a-z]+$/;
   return paths
-    .filter(
-      (p) =>
-        !isGeneratedPath(p) &&
-        !isTestPath(p) &&
-        /\.[A-Za-z]+$/.test(p) &&
-        !/\.(md|txt|json|lock|ya?ml|toml|svg|png)$/i.test(p),
-    )
+    .filter((p) => pathKind(p) === "source")
     .map((p) => ({ p, key: p.split("/").length - (conventional.test(p) ? 1.5 : 0) }))
-    .sort((a, b) => a.key - b.key || (a.p < b.p ? -1 : a.p > b.p ? 1 : 0))
+    .sort((a, b) => a.key - b.key || compare(a.p, b.p))
     .slice(0, limit)
     .map((x) => x.p);
 }

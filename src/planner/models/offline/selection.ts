@@ -1,13 +1,11 @@
-import { importSpecifiers, resolveImport } from "./imports.ts";
-import type { Knowledge, Steering } from "./knowledge.ts";
-import {
-  entryPoints,
-  isProjectFile,
-  isTestPath,
-  type RankedFile,
-  rankFiles,
-  type TermEvidence,
-} from "./ranking.ts";
+import { nameMatch } from "./definitions.ts";
+import { importSpecifiers, lineImports, resolveImport } from "./imports.ts";
+import { fileCount, type Knowledge } from "./knowledge.ts";
+import { dirOf, fileStem, matchPath, pathKind, testsSource } from "./paths.ts";
+import type { DefinitionHit } from "./ranking.ts";
+import { entryPoints, type RankedFile, rankFiles, type TermEvidence } from "./ranking.ts";
+import type { Steering } from "./steering.ts";
+import { splitIdentifier, stem } from "./terms.ts";
 import type { Transcript } from "./transcript.ts";
 
 /**
@@ -16,13 +14,22 @@ import type { Transcript } from "./transcript.ts";
  * look. Pure.
  */
 
-/** Source files and tests a plan lists at most. */
+/** Existing files a plan lists, the files to change and the ones to check together. */
+export const MAX_LISTED = 8;
+/** Files to change at most; the rest of the list are files to check. */
 const MAX_CHANGES = 6;
-const MAX_TESTS = 3;
+/** A file to change scores at least this share of the best candidate. */
+const CHANGE_SHARE = 0.35;
+/** A file without a definition or name match is a file to change only this close to the best. */
+const STRONG_SHARE = 0.6;
+const MAX_TESTS = 4;
+/** The `area: repository root` hint lifts the files at the top level, a little. */
+const ROOT_AREA = /^(repository root|root|\.|\/)$/i;
 
 /**
- * Ranks the files the searches found, with imports between the files read so far; the root's
- * project files (manifests, README) are context, never changes, unless the user named them.
+ * Ranks the files the searches found, with the import graph of what was read and the import
+ * lines found; the root's project files (manifests, README) are context, never changes, unless
+ * the user named them.
  */
 export function rank(k: Knowledge, s: Steering): RankedFile[] {
   const terms: TermEvidence[] = s.terms.map((term) => {
@@ -32,39 +39,141 @@ export function rank(k: Knowledge, s: Steering): RankedFile[] {
       weight: term.weight,
       hits: found?.hits ?? new Map(),
       pathMatches: found?.pathMatches ?? new Set(),
-      truncated: found?.truncated ?? false,
+      defs: definitionsOf(k, term.text),
+      truncated: (found?.truncated ?? false) || k.defsTruncated.has(term.text),
     };
   });
-  const imports = new Map<string, string[]>();
-  for (const [path, lines] of k.texts) {
-    const text = lines.map(([, l]) => l).join("\n");
-    imports.set(
-      path,
-      importSpecifiers(path, text).flatMap((spec) => resolveImport(path, spec, k.known)),
-    );
-  }
   const exclude = new Set(s.exclude);
-  for (const path of k.known) if (isProjectFile(path) && !s.include.has(path)) exclude.add(path);
+  for (const path of k.known) {
+    if (pathKind(path) === "project" && !s.include.has(path)) exclude.add(path);
+    for (const word of s.excludeWords)
+      if (!s.include.has(path) && (matchPath(word.text, path)?.strength ?? 0) >= 1)
+        exclude.add(path);
+  }
   return rankFiles({
     terms,
     totalFiles: fileCount(k),
-    imports,
+    imports: importGraph(k),
+    area: areaFiles(k, s) ?? undefined,
     include: s.include,
     exclude,
+    focus: s.focus,
     scope: s.scope ?? undefined,
+    aboutDocs: s.terms.some((t) => /^(doc|readme|document|changelog|exampl)/.test(t.text)),
   });
 }
 
+/** The definitions the searches found whose names contain `term`, by path. */
+function definitionsOf(k: Knowledge, term: string): Map<string, DefinitionHit[]> {
+  const out = new Map<string, DefinitionHit[]>();
+  for (const [path, defs] of k.defs) {
+    const matching = defs.filter((d) => nameMatch(d.name, term) > 0);
+    if (matching.length > 0) out.set(path, matching);
+  }
+  return out;
+}
+
+/**
+ * Who imports whom, as far as the planner has seen: the imports of every file it read, and
+ * the import lines an importers search found (resolved against the known paths).
+ */
+export function importGraph(k: Knowledge): Map<string, string[]> {
+  const imports = new Map<string, string[]>();
+  const addEdges = (from: string, specs: readonly string[]) => {
+    const list = imports.get(from) ?? [];
+    for (const spec of specs)
+      for (const to of resolveImport(from, spec, k.known))
+        if (to !== from && !list.includes(to)) list.push(to);
+    imports.set(from, list);
+  };
+  for (const [path, lines] of k.texts) {
+    if (pathKind(path) !== "source") continue;
+    addEdges(path, importSpecifiers(path, lines.map(([, l]) => l).join("\n")));
+  }
+  // Only code wires code: a README's or an example's imports say nothing about the change.
+  for (const row of k.importLines)
+    if (pathKind(row.path) === "source") addEdges(row.path, lineImports(row.path, row.text));
+  return imports;
+}
+
+/**
+ * The files an `area:` hint names: its folder's files for a path (`source/utils`), the files
+ * whose name or folder is the hint's words for a name (`router`, `bash-v2`), the top-level
+ * files for `repository root`; null when there is no hint or nothing matches.
+ */
+export function areaFiles(k: Knowledge, s: Steering): Set<string> | null {
+  const area = s.area;
+  if (area === null) return null;
+  if (ROOT_AREA.test(area.trim())) return null;
+  const hinted = k.hinted ?? [];
+  const path = areaPath(area);
+  let matching: string[];
+  if (path !== null) {
+    matching = hinted.filter((p) => p.startsWith(`${path}/`) || p.includes(`/${path}/`));
+  } else {
+    const words = areaWords(area);
+    const joined = words.join("");
+    matching = hinted.filter(
+      (p) =>
+        (matchPath(stem(joined), p)?.strength ?? 0) >= 1 ||
+        (words.length > 1 && words.every((w) => (matchPath(stem(w), p)?.strength ?? 0) >= 1)),
+    );
+  }
+  return matching.length > 0 ? new Set(matching) : null;
+}
+
+/** The hint as a folder path (`src/db`, `lib/`), or null for a name (`router`, `bash-v2`). */
+export function areaPath(area: string): string | null {
+  const trimmed = area
+    .trim()
+    .replace(/^\.?\//, "")
+    .replace(/\/+$/, "");
+  return trimmed.includes("/") ? trimmed : null;
+}
+
+/** The words of a name-like hint, lower-case. */
+export function areaWords(area: string): string[] {
+  return splitIdentifier(area).filter((w) => w.length >= 2);
+}
+
+/**
+ * The Glob that finds an `area:` hint's files, or null (no hint, or the repository root).
+ *
+ * @example
+ * areaGlob("source/utils") // "{source/utils/**,**\/source/utils/**}"
+ */
+export function areaGlob(area: string | null): string | null {
+  if (area === null || ROOT_AREA.test(area.trim())) return null;
+  const path = areaPath(area);
+  if (path !== null) return `{${path}/**,**/${path}/**}`;
+  const words = areaWords(area);
+  const first = words.sort((a, b) => b.length - a.length)[0];
+  if (first === undefined) return null;
+  const c = caseless(first.length >= 4 ? stem(first) : first);
+  return `{**/*${c}*,**/*${c}*/**}`;
+}
+
+/** A glob fragment matching the text in any letter case: "auth" → "[aA][uU][tT][hH]". */
+export function caseless(term: string): string {
+  return [...term]
+    .map((c) => (/[a-z]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c))
+    .join("");
+}
+
 export interface Chosen {
+  /** The files to change, best first. */
   changes: string[];
+  /** Files ranked next: to check for a matching change. */
+  checks: string[];
   tests: string[];
   /** Why these files, when the choice did not come from term evidence. */
   note: string | null;
 }
 
 /**
- * The files a plan lists: the best-ranked sources and tests; when no term matched, the entry
- * points of the area the user chose (or of the whole repository).
+ * The files a plan lists: the best-ranked sources (the strong ones to change, the next ones to
+ * check, {@link MAX_LISTED} together) and their tests; when no term matched, the entry points
+ * of the area the user chose (or of the whole repository).
  *
  * @example
  * chooseFiles(ranking, k, s).changes // ["src/billing/invoice.ts", …]
@@ -72,14 +181,28 @@ export interface Chosen {
 export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Steering): Chosen {
   const sources = ranking.filter((f) => !f.isTest || f.named);
   if (sources.length > 0) {
-    return {
-      changes: sources.slice(0, MAX_CHANGES).map((f) => f.path),
-      tests: ranking
-        .filter((f) => f.isTest && !f.named)
-        .slice(0, MAX_TESTS)
-        .map((f) => f.path),
-      note: null,
-    };
+    const top = sources[0]!.score;
+    // A file to change has evidence of its own: it defines a term or is named after one (or
+    // scores close to the best); one that only mentions the words, or is only wired to the
+    // others, is a file to check.
+    const strong = (f: RankedFile) =>
+      f.own > 0 && (f.defines.length > 0 || f.pathTerms.length > 0 || f.inArea);
+    const changes = sources
+      .filter(
+        (f, i) =>
+          i === 0 ||
+          f.named ||
+          f.focused ||
+          (f.own > 0 && f.score >= STRONG_SHARE * top) ||
+          (strong(f) && f.score >= CHANGE_SHARE * top),
+      )
+      .slice(0, MAX_CHANGES)
+      .map((f) => f.path);
+    const checks = sources
+      .filter((f) => !changes.includes(f.path))
+      .slice(0, Math.max(0, MAX_LISTED - changes.length))
+      .map((f) => f.path);
+    return { changes, checks, tests: testsFor([...changes, ...checks], ranking, k), note: null };
   }
   // Nothing matched: fall back to entry points of the chosen area, or of the whole repository.
   const pool = s.scope !== null ? (k.areas.get(s.scope)?.paths ?? []) : [...k.known];
@@ -87,9 +210,10 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
     pool.filter((p) => !s.exclude.has(p)),
     4,
   );
-  const testPool = pool.filter((p) => isTestPath(p));
+  const testPool = pool.filter((p) => pathKind(p) === "test");
   return {
     changes: picked,
+    checks: [],
     tests: testPool.slice(0, 2),
     note:
       s.scope !== null
@@ -98,6 +222,36 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
           ? "The task's terms matched no file, so the plan starts from the repository's entry points."
           : null,
   };
+}
+
+/**
+ * The tests of the listed files: tests named after one of them first (in the files' order),
+ * then tests that matched the task's terms, best first.
+ */
+function testsFor(
+  listed: readonly string[],
+  ranking: readonly RankedFile[],
+  k: Knowledge,
+): string[] {
+  const tests = [...k.known].filter((p) => pathKind(p) === "test").sort();
+  const out: string[] = [];
+  for (const source of listed) {
+    for (const test of tests)
+      if (!out.includes(test) && testsSource(test, source) && sameTree(test, source))
+        out.push(test);
+  }
+  for (const f of ranking)
+    if (f.isTest && !f.named && !out.includes(f.path) && f.own > 0) out.push(f.path);
+  return out.slice(0, MAX_TESTS);
+}
+
+/** A test and a source of the same package (the first folder, or a workspace member). */
+function sameTree(test: string, source: string): boolean {
+  const top = (p: string) => (p.includes("/") ? p.slice(0, p.indexOf("/")) : "");
+  const a = top(test);
+  const b = top(source);
+  const shared = new Set(["test", "tests", "spec", "src", "lib", "__tests__", ""]);
+  return a === b || shared.has(a) || shared.has(b) || dirOf(test).startsWith(dirOf(source));
 }
 
 /**
@@ -135,12 +289,20 @@ export function areaQuestion(
 }
 
 /**
- * Files in the repository as far as the survey counted them.
+ * Module names an importers search looks for, for the given files: the file's name, or its
+ * folder's for an index/mod/__init__ file and for Go (a package is a folder).
  *
  * @example
- * fileCount(k) // 27
+ * moduleNames(["src/auth/session.ts", "httpx/_transports/__init__.py", "middleware/realip.go"]) // ["session", "_transports", "middleware"]
  */
-export function fileCount(k: Knowledge): number {
-  const inAreas = [...k.areas.values()].reduce((n, a) => n + a.total, 0);
-  return Math.max(k.known.size, inAreas + (k.root?.files.length ?? 0));
+export function moduleNames(paths: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const path of paths) {
+    const name = fileStem(path);
+    const folder = dirOf(path).split("/").pop() ?? "";
+    const generic = /^(index|mod|__init__|main|lib)$/.test(name) || path.endsWith(".go");
+    const module = generic ? folder : name;
+    if (module.length >= 3 && !out.includes(module)) out.push(module);
+  }
+  return out;
 }

@@ -13,6 +13,12 @@ export interface Term {
   text: string;
   /** 2 for identifiers written as code (`createSession`, `user_id`), 1 for plain words. */
   weight: number;
+  /** The word as the input wrote it, lower-case (`identities` for the stem `identit`). */
+  surface?: string;
+  /** Written as code (in backticks, camelCase, snake_case): a name to look for whole. */
+  code?: boolean;
+  /** For a whole identifier (`URLFormat`, `user_id`): the ways code spells it, searched as written. */
+  spellings?: string[];
 }
 
 export const MIN_TERM_CHARS = 3;
@@ -51,9 +57,12 @@ ensure able instead way ways thing things something someone task plan plans work
 correct correctly properly proper simple simply better good bad current currently existing
 reuse reuses reused reusing keep keeps include includes included
 touch touches alone only sure okay thanks forget
-test tests testing tested spec specs one two three four five first second show shows display`.split(
-    /\s+/,
-  ),
+test tests testing tested spec specs one two three four five first second show shows display
+allow allows allowed allowing avoid avoids handle handles handled handling prevent prevents
+explicit explicitly always never again instead properly improve improves improved improvement
+optimize optimise optimized optimization simplify simplified simplifies refactor refactored
+rework reworked cleanup clean cleans cleaned tweak tweaks follow followup possible possibly
+actually already anymore whether`.split(/\s+/),
 );
 
 /** Suffixes stripped (longest first) when the rest keeps at least {@link MIN_STEM_CHARS} characters. */
@@ -81,12 +90,23 @@ const SUFFIXES = [
  * splitIdentifier("parseHTTPResponse_v2") // ["parse", "http", "response", "v2"]
  */
 export function splitIdentifier(identifier: string): string[] {
-  return identifier
+  const parts = identifier
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
     .split(/[^A-Za-z0-9]+/)
     .filter((w) => w !== "")
     .map((w) => w.toLowerCase());
+  // A lone capital is part of a brand, not a word of its own: OAuth is "oauth", not "o auth".
+  const out: string[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    const next = parts[i + 1];
+    if (part.length === 1 && /[a-z]/.test(part) && next !== undefined && /^[a-z]/.test(next)) {
+      out.push(part + next);
+      i++;
+    } else out.push(part);
+  }
+  return out;
 }
 
 /**
@@ -121,30 +141,99 @@ export function stem(word: string): string {
  */
 export function deriveTerms(text: string, limit = MAX_TERMS): Term[] {
   const terms = new Map<string, Term>();
-  const add = (raw: string, weight: number) => {
+  const add = (raw: string, weight: number, code: boolean) => {
     const lower = raw.toLowerCase();
-    if (STOP_WORDS.has(lower) || /^\d+$/.test(lower)) return;
+    if ((STOP_WORDS.has(lower) && !code) || /^\d+$/.test(lower)) return;
     const t = stem(lower);
-    if (t.length < MIN_TERM_CHARS || STOP_WORDS.has(t)) return;
+    if (t.length < MIN_TERM_CHARS || (STOP_WORDS.has(t) && !code)) return;
     const known = terms.get(t);
-    if (known) known.weight = Math.max(known.weight, weight);
-    else terms.set(t, { text: t, weight });
+    if (known) {
+      known.weight = Math.max(known.weight, weight);
+      if (code) known.code = true;
+    } else terms.set(t, { text: t, weight, surface: lower, ...(code && { code }) });
   };
-  const withoutUrls = text.slice(0, MAX_ANALYSED_CHARS).replace(/https?:\/\/\S+/g, " ");
-  for (const token of withoutUrls.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []) {
+  const analysed = text.slice(0, MAX_ANALYSED_CHARS).replace(/https?:\/\/\S+/g, " ");
+  // Words in backticks are names written as code, whatever their shape (`Find`, `extend()`).
+  const quoted = new Set<string>();
+  for (const span of analysed.match(/`[^`\n]{1,200}`/g) ?? [])
+    for (const token of span.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []) quoted.add(token);
+  for (const token of analysed.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []) {
     if (token.length > MAX_TOKEN_CHARS) continue;
     const parts = splitIdentifier(token);
     const codeLike = parts.length > 1 || /_/.test(token) || /[a-z][A-Z]/.test(token);
+    const inQuotes = quoted.has(token);
     if (codeLike) {
       const whole = parts.join("");
       if (whole.length >= MIN_TERM_CHARS && !terms.has(whole))
-        terms.set(whole, { text: whole, weight: 2 });
+        terms.set(whole, {
+          text: whole,
+          weight: 2,
+          surface: whole,
+          code: true,
+          spellings: identifierSpellings(token),
+        });
     }
     // Parts of code-like tokens shorter than a stem ("Git" and "Hub" of GitHub) are noise.
     for (const part of parts)
-      if (!codeLike || part.length >= MIN_STEM_CHARS) add(part, codeLike ? 1.5 : 1);
+      if (!codeLike || part.length >= MIN_STEM_CHARS)
+        add(part, codeLike ? 1.5 : inQuotes ? 2 : 1, inQuotes && !codeLike);
   }
   return [...terms.values()].slice(0, limit);
+}
+
+/**
+ * The spellings of an identifier that code may use for the same name: as written, with the
+ * first letter in the other case, and in snake case (`ReplacePairs`, `replacePairs`,
+ * `replace_pairs`).
+ *
+ * @example
+ * identifierSpellings("URLFormat") // ["URLFormat", "uRLFormat", "url_format"]
+ */
+export function identifierSpellings(token: string): string[] {
+  const first = token.charAt(0);
+  const flipped =
+    (first === first.toUpperCase() ? first.toLowerCase() : first.toUpperCase()) + token.slice(1);
+  const snake = splitIdentifier(token).join("_");
+  return [...new Set([token, flipped, snake, snake.toUpperCase()])].filter((s) => s.length >= 3);
+}
+
+/**
+ * A regular expression source that finds a term in code: a whole identifier in any of its
+ * spellings, or a word where a word or identifier part starts ({@link wordStartPattern}).
+ *
+ * @example
+ * searchPattern({ text: "urlformat", weight: 2, spellings: ["URLFormat", "url_format"] })
+ * // "(?:^|[^A-Za-z0-9_])(?:URLFormat|url_format)"
+ */
+export function searchPattern(term: Term): string {
+  if (term.spellings && term.spellings.length > 0)
+    return `(?:^|[^A-Za-z0-9_])(?:${term.spellings.map(escapeRegExp).join("|")})`;
+  return wordStartPattern(term.text);
+}
+
+/** A task with its area hint taken out: `"Fix X (area: router)"` → `"Fix X"`, `"router"`. */
+export interface TaskText {
+  text: string;
+  area: string | null;
+}
+
+/**
+ * Splits an `area:` hint off a task (`(area: router)`, `[area: src/db]`, or a trailing
+ * `area: cli`); the hint steers the search by folder and file names, not as words.
+ *
+ * @example
+ * parseTask("Add retry jitter (area: source/utils)") // { text: "Add retry jitter", area: "source/utils" }
+ */
+export function parseTask(task: string): TaskText {
+  const head = task.slice(0, MAX_ANALYSED_CHARS);
+  const m =
+    /[([]\s*area\s*:\s*([^)\]\n]{1,200})[)\]]|(?:^|[\s;,.])area\s*:\s*([^\s()[\]]{1,200})\s*$/i.exec(
+      head,
+    );
+  if (!m) return { text: task, area: null };
+  const area = (m[1] ?? m[2] ?? "").trim();
+  const text = `${task.slice(0, m.index)} ${task.slice(m.index + m[0].length)}`.trim();
+  return { text, area: area === "" ? null : area };
 }
 
 /**
@@ -171,25 +260,38 @@ export function pathMentions(text: string): string[] {
 /**
  * A regular expression source matching `term` where a word or an identifier part starts:
  * after a non-letter (`port_id`, `max-port`, `PORT`) or as a capitalised camelCase part
- * (`listenPort`), in any letter case otherwise — but never inside a word, so the stem `port`
- * does not find `report`, `support` or `import`. Match it case-sensitively. It tells whether a
- * line matches (the character before the term is part of the match), and it needs no
- * lookbehind, so Grep's linear-time engine runs it as well as JavaScript does.
+ * (`listenPort`), in lower, Capitalised or UPPER case — but never inside a word, so the stem
+ * `port` does not find `report`, `support` or `import`. Match it case-sensitively. It needs
+ * no lookbehind, so Grep's linear-time engine runs it, and its spellings are plain literals,
+ * so Grep rules out a file without any of them at `indexOf` speed before running it.
  *
  * @example new RegExp(wordStartPattern("port")).test("const listenPort = 1") // true
  * @example new RegExp(wordStartPattern("port")).test("await report()")       // false
  */
 export function wordStartPattern(term: string): string {
-  const chars = [...term.toLowerCase()];
-  const first = chars[0] ?? "";
-  const rest = chars
-    .slice(1)
-    .map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : escapeChar(c)))
-    .join("");
-  if (!/[a-z]/.test(first)) return `(?:^|[^A-Za-z0-9])${escapeChar(first)}${rest}`;
-  return `(?:(?:^|[^A-Za-z])[${first}${first.toUpperCase()}]|${first.toUpperCase()})${rest}`;
+  const lower = term.toLowerCase();
+  if (!/^[a-z]/.test(lower)) return `(?:^|[^A-Za-z0-9])${escapeRegExp(lower)}`;
+  const [plain, capital, upper] = caseVariants(lower).map(escapeRegExp);
+  return `(?:^|[^A-Za-z])(?:${plain}|${capital}|${upper})|${capital}|${upper}`;
 }
 
-function escapeChar(c: string): string {
-  return c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/**
+ * The three spellings a term is searched in: `session`, `Session`, `SESSION`.
+ *
+ * @example
+ * caseVariants("oauth") // ["oauth", "Oauth", "OAUTH"]
+ */
+export function caseVariants(term: string): [string, string, string] {
+  const lower = term.toLowerCase();
+  return [lower, lower.charAt(0).toUpperCase() + lower.slice(1), lower.toUpperCase()];
+}
+
+/**
+ * A string with the characters that mean something in a regular expression escaped.
+ *
+ * @example
+ * escapeRegExp("v2.x") // "v2\\.x"
+ */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

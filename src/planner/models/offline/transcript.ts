@@ -20,15 +20,37 @@ export type CallKind =
   | "area"
   | "grep"
   | "glob"
+  | "defs"
+  | "hint"
   | "read"
+  | "callers"
+  | "pairs"
+  | "siblings"
   | "write"
   | "ask"
   | "exit";
 
+const CALL_KINDS: ReadonlySet<string> = new Set<CallKind>([
+  "ls",
+  "manifest",
+  "area",
+  "grep",
+  "glob",
+  "defs",
+  "hint",
+  "read",
+  "callers",
+  "pairs",
+  "siblings",
+  "write",
+  "ask",
+  "exit",
+]);
+
 export interface CallRecord {
   id: string;
   kind: CallKind | null;
-  /** The term of a grep/glob search. */
+  /** The term of a grep/glob search; the terms (joined by ".") of a definitions search. */
   term: string | null;
   name: string;
   input: Record<string, unknown>;
@@ -127,9 +149,14 @@ export function readTranscript(
 function parseId(id: string): { kind: CallKind | null; term: string | null } {
   if (!id.startsWith(OFFLINE_ID_PREFIX)) return { kind: null, term: null };
   const m = /^toolu_offline_\d+_([a-z]+)_(.*)$/.exec(id);
-  const kind = (m?.[1] ?? null) as CallKind | null;
+  const name = m?.[1] ?? "";
+  if (!CALL_KINDS.has(name)) return { kind: null, term: null };
+  const kind = name as CallKind;
   const detail = m?.[2] ?? "";
-  return { kind, term: kind === "grep" || kind === "glob" ? detail : null };
+  return {
+    kind,
+    term: kind === "grep" || kind === "glob" || kind === "defs" ? detail : null,
+  };
 }
 
 /**
@@ -186,6 +213,33 @@ export function grepCounts(result: string): { hits: Map<string, number>; truncat
     if (Number.isInteger(count) && count > 0) hits.set(line.slice(0, colon), count);
   }
   return { hits, truncated };
+}
+
+/** One row of a Grep content result. */
+export interface GrepLine {
+  path: string;
+  line: number;
+  text: string;
+}
+
+/**
+ * The `path:line:text` rows of a Grep content result, and whether it was cut short.
+ *
+ * @example
+ * grepLines("src/a.ts:3:export function a() {") // { lines: [{ path: "src/a.ts", line: 3, text: "export function a() {" }], truncated: false }
+ */
+export function grepLines(result: string): { lines: GrepLine[]; truncated: boolean } {
+  const lines: GrepLine[] = [];
+  let truncated = false;
+  for (const row of result.split("\n")) {
+    if (row.startsWith("(")) {
+      if (/Output cut|reached its time limit/.test(row)) truncated = true;
+      continue;
+    }
+    const m = /^([^\n:]+):(\d+):(.*)$/.exec(row);
+    if (m) lines.push({ path: m[1]!, line: Number(m[2]), text: m[3]! });
+  }
+  return { lines, truncated };
 }
 
 /**

@@ -1,0 +1,265 @@
+import type { Knowledge } from "./knowledge.ts";
+import { isGeneratedPath } from "./paths.ts";
+import { deriveTerms, MAX_ANALYSED_CHARS, parseTask, pathMentions, type Term } from "./terms.ts";
+import type { Transcript } from "./transcript.ts";
+
+/**
+ * What the task and the user's later inputs mean for the search. Pure. Feedback is evidence
+ * like the task: its words become search terms (worth more than the task's), the files it
+ * names are pulled in or — after "don't", "leave", "not" — ruled out, a comment on a passage
+ * focuses the ranking on the files that passage is about, and words that ask for a new table
+ * or a migration make the plan follow the repository's migrations.
+ */
+
+/** Why a term or file is in the search: the task, or a later input. */
+export type Source = "task" | "feedback";
+
+export interface Steering {
+  /** The task without its `area:` hint. */
+  task: string;
+  /** The `area:` hint of the task, if any. */
+  area: string | null;
+  terms: Term[];
+  /** Terms that only later inputs brought in. */
+  feedbackTerms: Set<string>;
+  /** Known paths the user named (to include), and named paths not known yet (to try reading). */
+  include: Set<string>;
+  unknownNamed: string[];
+  exclude: Set<string>;
+  /** Words of clauses that rule something out ("leave billing alone"): files named by them go. */
+  excludeWords: Term[];
+  /** Files a comment was about: the ranking moves towards them and their neighbours. */
+  focus: Set<string>;
+  /** The area the user chose in answer to the clarifying question. */
+  scope: string | null;
+  /** The question went unanswered (AFK) or was answered in free text. */
+  afk: boolean;
+  /** The inputs after the task, in order, as the plan's revision notes quote them. */
+  notes: string[];
+  /** The words of those inputs (feedback, comments, messages), as written. */
+  feedbackTexts: string[];
+  /** The task or feedback asks for a schema change (a table, a column, a migration). */
+  wantsMigration: boolean;
+  /** Feedback asked for a migration (so the revision notes can say why one appeared). */
+  migrationFromFeedback: boolean;
+}
+
+/** Feedback words that turn a named file into one to leave alone. */
+const NEGATION =
+  /\b(not|don't|dont|do not|no need|never|leave|without|skip|exclude|remove|drop|instead of|rather than|avoid|untouched|keep out)\b/i;
+
+/** Words that ask for a schema change. */
+const MIGRATION_WORDS =
+  /\b(migrations?|migrate|schema|tables?|columns?|database|db|foreign keys?|indexe?s?)\b/i;
+
+/** Most terms one planning cycle searches for. */
+const MAX_STEERING_TERMS = 14;
+
+/**
+ * Turns the task and every later input into search steering.
+ *
+ * @example
+ * steer(transcript, knowledge).terms.map((t) => t.text) // ["invoice", "round", …]
+ */
+export function steer(t: Transcript, k: Knowledge): Steering {
+  const { text: task, area } = parseTask(t.task);
+  const terms = new Map<string, Term>();
+  const feedbackTerms = new Set<string>();
+  const excludeWords: Term[] = [];
+  const addTerms = (text: string, boost: number, source: Source) => {
+    const { kept, dropped } = clauses(analysed(text), source === "feedback");
+    for (const term of deriveTerms(kept)) {
+      const known = terms.get(term.text);
+      if (known) known.weight = Math.max(known.weight, term.weight * boost);
+      else if (terms.size < MAX_STEERING_TERMS) {
+        terms.set(term.text, { ...term, weight: term.weight * boost });
+        if (source === "feedback") feedbackTerms.add(term.text);
+      }
+    }
+    for (const term of deriveTerms(dropped)) excludeWords.push(term);
+  };
+  addTerms(task, 1, "task");
+  // A hint that names a thing rather than a folder ("router", "bash-v2") is searched for too.
+  if (area !== null && !area.includes("/") && !/^(repository )?root$/i.test(area.trim()))
+    for (const term of deriveTerms(area.replace(/[-_]/g, " ")))
+      if (!terms.has(term.text) && terms.size < MAX_STEERING_TERMS) terms.set(term.text, term);
+
+  const include = new Set<string>();
+  const exclude = new Set<string>();
+  const focus = new Set<string>();
+  const unknownNamed: string[] = [];
+  const notes: string[] = [];
+  const feedbackTexts: string[] = [];
+  let scope: string | null = null;
+  let afk = false;
+  let wantsMigration = MIGRATION_WORDS.test(analysed(task));
+  let migrationFromFeedback = false;
+
+  const named = (text: string) => {
+    for (const { mention, negated } of namedPaths(analysed(text))) {
+      const path = resolveMention(mention, k.known);
+      if (negated) {
+        if (path) {
+          exclude.add(path);
+          include.delete(path);
+        }
+      } else if (path) {
+        include.add(path);
+        exclude.delete(path);
+      } else if (mention.includes("/") && !unknownNamed.includes(mention))
+        unknownNamed.push(mention);
+    }
+  };
+  const asksForMigration = (text: string) => {
+    const { kept } = clauses(analysed(text), true);
+    if (MIGRATION_WORDS.test(kept)) {
+      if (!wantsMigration) migrationFromFeedback = true;
+      wantsMigration = true;
+    }
+  };
+
+  named(task);
+  for (const input of t.inputs) {
+    if (input.kind === "text") {
+      addTerms(input.text, 1.5, "feedback");
+      named(input.text);
+      asksForMigration(input.text);
+      feedbackTexts.push(analysed(input.text));
+      notes.push(`You wrote: "${clip(input.text)}"`);
+    } else if (input.kind === "rejection") {
+      const { feedback, comments } = input.rejection;
+      const all = [feedback, ...comments.map((c) => c.text)].join("\n");
+      addTerms(all, 1.5, "feedback");
+      named(all);
+      asksForMigration(all);
+      feedbackTexts.push(analysed(all));
+      for (const c of comments) {
+        // A comment on a passage: "drop this" rules its files out, anything else re-ranks
+        // around them.
+        const negated = NEGATION.test(c.text);
+        for (const path of passageFiles(c.quote, t, k)) {
+          if (negated) {
+            exclude.add(path);
+            include.delete(path);
+            focus.delete(path);
+          } else if (!exclude.has(path)) focus.add(path);
+        }
+      }
+      if (feedback) notes.push(`Feedback: "${clip(feedback)}"`);
+      for (const c of comments) notes.push(`Comment on "${clip(c.quote, 60)}": "${clip(c.text)}"`);
+    } else {
+      const values = Object.values(input.answers);
+      if (input.afk && values.length === 0) afk = true;
+      for (const value of values) {
+        const chosen = areaOf(value, k);
+        if (chosen !== null) scope = chosen;
+        else {
+          addTerms(value, 1.5, "feedback");
+          named(value);
+        }
+      }
+      if (input.afk) afk = true;
+    }
+  }
+  // A schema change is planned with the repository's migrations: find them by name.
+  if (wantsMigration && !terms.has("migr")) terms.set("migr", { text: "migr", weight: 0.5 });
+  return {
+    task,
+    area,
+    terms: [...terms.values()],
+    feedbackTerms,
+    include,
+    unknownNamed,
+    exclude,
+    excludeWords: excludeWords.filter((w) => !terms.has(w.text)),
+    focus,
+    scope,
+    afk,
+    notes,
+    feedbackTexts,
+    wantsMigration,
+    migrationFromFeedback,
+  };
+}
+
+/**
+ * The clauses of an input worth searching for, and the ones that rule something out ("do not
+ * touch the routes": its nouns are what the user does NOT want). File paths are taken out of
+ * both: they steer by name, and their folder names would only add noise.
+ */
+function clauses(text: string, splitNegated: boolean): { kept: string; dropped: string } {
+  const kept: string[] = [];
+  const dropped: string[] = [];
+  for (const clause of text.split(/[.!?;]\s+|\n/)) {
+    const bare = pathMentions(clause).reduce((rest, path) => rest.split(path).join(" "), clause);
+    if (splitNegated && NEGATION.test(clause) && !/\bforget\b/i.test(clause)) dropped.push(bare);
+    else kept.push(bare);
+  }
+  return { kept: kept.join("\n"), dropped: dropped.join("\n") };
+}
+
+/** A path mention and whether the words just before it rule it out. */
+function namedPaths(text: string): { mention: string; negated: boolean }[] {
+  const out: { mention: string; negated: boolean }[] = [];
+  for (const sentence of text.split(/[.!?;]\s+|\n/)) {
+    for (const mention of pathMentions(sentence)) {
+      const at = sentence.indexOf(mention);
+      const before = sentence.slice(Math.max(0, at - 40), at);
+      out.push({ mention: mention.replace(/^repo\//, ""), negated: NEGATION.test(before) });
+    }
+  }
+  return out;
+}
+
+/**
+ * The repository files a quoted passage of the plan is about: the paths it names, or — for a
+ * passage cut from a file's line without its path — the file that line of the commented plan
+ * is about (the first path on the line the passage comes from).
+ */
+function passageFiles(quote: string, t: Transcript, k: Knowledge): string[] {
+  const direct = pathMentions(quote)
+    .map((m) => resolveMention(m.replace(/^repo\//, ""), k.known))
+    .filter((p): p is string => p !== null);
+  if (direct.length > 0) return direct;
+  const needle = quote.trim().slice(0, 200);
+  if (needle.length < 4) return [];
+  const plans = t.calls.filter((c) => c.kind === "write" && typeof c.input.content === "string");
+  const plan = plans.length > 0 ? String(plans[plans.length - 1]!.input.content) : "";
+  const line = plan.split("\n").find((l) => l.includes(needle));
+  if (line === undefined) return [];
+  const first = pathMentions(line)
+    .map((m) => resolveMention(m, k.known))
+    .find((p): p is string => p !== null);
+  return first ? [first] : [];
+}
+
+/**
+ * A mentioned path resolved against the known paths (exact, else a unique suffix match).
+ *
+ * @example
+ * resolveMention("tax.ts", new Set(["src/billing/tax.ts"])) // "src/billing/tax.ts"
+ */
+export function resolveMention(mention: string, known: ReadonlySet<string>): string | null {
+  if (known.has(mention)) return mention;
+  const matches = [...known].filter((p) => p.endsWith(`/${mention}`) && !isGeneratedPath(p));
+  return matches.length >= 1 ? matches.sort()[0]! : null;
+}
+
+/** The area a question answer picked (an option label like "src/" or "src"), if any. */
+function areaOf(answer: string, k: Knowledge): string | null {
+  const name = answer.trim().replace(/\/$/, "");
+  return k.areas.has(name) ? name : null;
+}
+
+/** The part of an input the planner reads (terms.ts {@link MAX_ANALYSED_CHARS}). */
+function analysed(text: string): string {
+  return text.slice(0, MAX_ANALYSED_CHARS);
+}
+
+function clip(text: string, max = 160): string {
+  const flat = text
+    .slice(0, max * 8)
+    .replace(/\s+/g, " ")
+    .trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
