@@ -60,7 +60,16 @@ export function buildProgram(done: (code: number) => void): Command {
       .command("plan")
       .description("snapshot the repository, start a remote planning session and wait for the plan")
       .argument("<task...>", "what to plan")
-      .addOption(new Option("--planner <name>", "auto, offline, anthropic, openai, workers-ai")),
+      .addOption(new Option("--planner <name>", "auto, offline, anthropic, openai, workers-ai"))
+      .option("--variant <name>", "the planning workflow: simple, visual or deep")
+      .option(
+        "--attempts <n>",
+        "best-of-N: start N sessions (1–4) with the same planner, compare them, keep the first decided",
+      )
+      .option(
+        "--planners <list>",
+        "best-of-N: one session per planner, e.g. anthropic,openai (at most 4)",
+      ),
   ).action(async (task: string[], opts: PlanFlags) => done(await runPlan(task, opts)));
 
   pollingOptions(

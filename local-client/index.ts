@@ -14,6 +14,11 @@
 export { type Api, ApiError, createApi, isTransient, type SessionState, withRetry } from "./api.ts";
 export { formatDuration, parseDuration } from "./duration.ts";
 export {
+  type GroupPollOptions,
+  type GroupPollOutcome,
+  pollGroupForChosenPlan,
+} from "./group-poller.ts";
+export {
   PollError,
   type PollErrorDetail,
   type PollErrorReason,

@@ -3,6 +3,7 @@ import {
   APPROVED_PLAN_MARKER,
   type DecisionKind,
   type Event,
+  parentToolUseIdOf,
   TELEPORT_SENTINEL,
   type ToolResultBlock,
   toolResultText,
@@ -151,6 +152,10 @@ export class ExitPlanModeScanner {
   }
 
   #read(event: Event): ScanResult[] {
+    // A subagent's events (a `deep` session's explorers) belong to its Task call, not to the
+    // session: an ExitPlanMode or a result inside one never decides the plan (CONTRACT
+    // "Extensions: Events").
+    if (parentToolUseIdOf(event) !== null) return [];
     if (event.type === "assistant") {
       for (const block of event.message.content) {
         if (block.type === "tool_use" && block.name === "ExitPlanMode") {

@@ -5,7 +5,7 @@ import { SESSION_ID_PATTERN } from "../src/protocol/index.ts";
 import { UsageError } from "./errors.ts";
 import { planportHome, safeJson, writePrivateFile } from "./home.ts";
 import { tryPidLock } from "./pid-lock.ts";
-import type { PollProgress } from "./poll-error.ts";
+import type { PollErrorReason, PollProgress } from "./poll-error.ts";
 
 /**
  * What a poll leaves behind on this machine, in `~/.planport/sessions/`:
@@ -47,6 +47,14 @@ export function sidecarPath(id: string, env: NodeJS.ProcessEnv = process.env): s
   assertSessionId(id);
   return join(sessionsDir(env), `${id}.json`);
 }
+
+/** Reasons after which the session may still be running, so `attach` can pick it up. */
+export const RESUMABLE = new Set<PollErrorReason>([
+  "stopped",
+  "timeout_pending",
+  "timeout_no_plan",
+  "network_or_unknown",
+]);
 
 /**
  * Saves where a poll got to (private to the user), so `attach` can carry on from there.

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { err, ok, PLANNER_NAMES, type PlannerName, type Result } from "./protocol/index.ts";
 
 /**
@@ -23,6 +24,23 @@ export interface WorkerConfig {
   /** Base of absolute links (origin + path prefix, no trailing slash), or null: the request's. */
   publicUrl: string | null;
   model: { timeoutMs: number; attempts: number; backoffMs: number };
+  /**
+   * PLANPORT_CONTEXT_TOKENS: the context budget of every model planner's conversations, or
+   * null for each model's own default (src/planner/models/context-windows.ts).
+   */
+  contextTokens: number | null;
+  /** PLANPORT_PRICES: prices per model that replace or extend the built-in price table. */
+  prices: Readonly<Record<string, ModelPrice>>;
+}
+
+/** What a model's tokens cost, in US dollars per million tokens. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  /** Input read from the provider's prompt cache. */
+  cache_read: number;
+  /** Input written to the provider's prompt cache. */
+  cache_write: number;
 }
 
 /** The vars {@link readConfig} reads (a subset of the worker's Env). */
@@ -36,6 +54,8 @@ export interface ConfigVars {
   PLANPORT_MODEL_TIMEOUT_MS?: string;
   PLANPORT_MODEL_ATTEMPTS?: string;
   PLANPORT_MODEL_BACKOFF_MS?: string;
+  PLANPORT_CONTEXT_TOKENS?: string;
+  PLANPORT_PRICES?: string;
 }
 
 const MS_PER_DAY = 86_400_000;
@@ -47,6 +67,10 @@ const MS_PER_DAY = 86_400_000;
 const MODEL_TIMEOUT_RANGE_MS = { min: 100, max: 300_000 } as const;
 const MODEL_ATTEMPTS_RANGE = { min: 1, max: 8 } as const;
 const MODEL_BACKOFF_RANGE_MS = { min: 0, max: 60_000 } as const;
+/** Below this the system prompt and tools alone would not fit; 10 M covers the largest windows. */
+const CONTEXT_TOKENS_RANGE = { min: 2_000, max: 10_000_000 } as const;
+/** Dollars per million tokens; far above any real price, so a misplaced factor is caught. */
+const MAX_PRICE_PER_MTOK = 10_000;
 
 /**
  * The settings, or the first problem as a sentence.
@@ -72,6 +96,10 @@ export function readConfig(vars: ConfigVars): Result<WorkerConfig, string> {
         attempts: wholeNumber(vars, "PLANPORT_MODEL_ATTEMPTS", 4, MODEL_ATTEMPTS_RANGE),
         backoffMs: wholeNumber(vars, "PLANPORT_MODEL_BACKOFF_MS", 1_000, MODEL_BACKOFF_RANGE_MS),
       },
+      contextTokens: raw(vars, "PLANPORT_CONTEXT_TOKENS")
+        ? wholeNumber(vars, "PLANPORT_CONTEXT_TOKENS", 0, CONTEXT_TOKENS_RANGE)
+        : null,
+      prices: prices(raw(vars, "PLANPORT_PRICES")),
     });
   } catch (error) {
     if (error instanceof SettingError) return err(error.message);
@@ -116,6 +144,8 @@ const KEYS: readonly (keyof ConfigVars)[] = [
   "PLANPORT_MODEL_TIMEOUT_MS",
   "PLANPORT_MODEL_ATTEMPTS",
   "PLANPORT_MODEL_BACKOFF_MS",
+  "PLANPORT_CONTEXT_TOKENS",
+  "PLANPORT_PRICES",
 ];
 
 /**
@@ -196,4 +226,49 @@ function publicUrl(configured: string | undefined): string | null {
     refuse("PLANPORT_PUBLIC_URL", value, "a plain base URL (no query, fragment or credentials)");
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+}
+
+const PriceNumber = z.number().min(0).max(MAX_PRICE_PER_MTOK);
+const PriceEntry = z.strictObject({
+  input: PriceNumber,
+  output: PriceNumber,
+  cache_read: PriceNumber.optional(),
+  cache_write: PriceNumber.optional(),
+});
+const PricesSchema = z.record(z.string().min(1).max(200), PriceEntry);
+
+/**
+ * PLANPORT_PRICES: a JSON object of model name → `{"input", "output", "cache_read"?,
+ * "cache_write"?}` in dollars per million tokens. A cache price left out is the input price
+ * (no discount or surcharge known).
+ */
+function prices(value: string | null): Record<string, ModelPrice> {
+  if (value === null) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    return refuse("PLANPORT_PRICES", value, "JSON");
+  }
+  const parsed = PricesSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? ` (at ${issue.path.join(".")})` : "";
+    return refuse(
+      "PLANPORT_PRICES",
+      value.length > 200 ? `${value.slice(0, 200)}…` : value,
+      `a JSON object of model name → {"input", "output", "cache_read"?, "cache_write"?}, each in dollars per million tokens from 0 to ${MAX_PRICE_PER_MTOK}${where}`,
+    );
+  }
+  return Object.fromEntries(
+    Object.entries(parsed.data).map(([model, p]) => [
+      model,
+      {
+        input: p.input,
+        output: p.output,
+        cache_read: p.cache_read ?? p.input,
+        cache_write: p.cache_write ?? p.input,
+      },
+    ]),
+  );
 }

@@ -1,6 +1,11 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { PLANNER_NAMES, type PlannerName } from "../../src/protocol/index.ts";
+import {
+  PLANNER_NAMES,
+  type PlannerName,
+  VARIANTS,
+  type Variant,
+} from "../../src/protocol/index.ts";
 import { parseDuration } from "../duration.ts";
 import { UsageError } from "../errors.ts";
 
@@ -19,7 +24,15 @@ export interface PollFlags {
 
 export interface PlanFlags extends PollFlags {
   planner?: string;
+  variant?: string;
+  /** Best-of-N: this many sessions with the same planner. */
+  attempts?: string;
+  /** Best-of-N: one session per planner named (comma-separated). */
+  planners?: string;
 }
+
+/** The most sessions one best-of-N group starts (CONTRACT: `--attempts` 1–4). */
+export const MAX_GROUP_SESSIONS = 4;
 
 export interface Settings {
   repoRoot: string;
@@ -78,4 +91,55 @@ export function plannerFlag(name: string | undefined): PlannerName | undefined {
     );
   }
   return name as PlannerName;
+}
+
+/**
+ * Checks `--variant` against the planning workflows (the server still decides availability).
+ *
+ * @example
+ * variantFlag("deep") // → "deep"; variantFlag("thorough") throws a UsageError
+ */
+export function variantFlag(name: string | undefined): Variant | undefined {
+  if (name === undefined) return undefined;
+  if (!(VARIANTS as readonly string[]).includes(name)) {
+    throw new UsageError(
+      `--variant ${name} is not a variant; choose one of ${VARIANTS.join(", ")}`,
+    );
+  }
+  return name as Variant;
+}
+
+/**
+ * The planner of each session `plan` starts: one (`--planner`, or the server's choice), `N` of
+ * the same (`--attempts N`, 1–4), or one per name (`--planners a,b[,c…]`, at most 4). More than
+ * one makes a best-of-N group.
+ *
+ * @example
+ * sessionPlanners({ attempts: "3", planner: "offline" }) // → ["offline", "offline", "offline"]
+ * sessionPlanners({ planners: "anthropic,openai" }) // → ["anthropic", "openai"]
+ */
+export function sessionPlanners(flags: PlanFlags): (PlannerName | undefined)[] {
+  if (flags.planners !== undefined) {
+    if (flags.planner !== undefined) {
+      throw new UsageError("--planners names every planner; leave out --planner");
+    }
+    if (flags.attempts !== undefined && flags.attempts !== "1") {
+      throw new UsageError(
+        "--attempts repeats one planner and --planners names several: use one of them",
+      );
+    }
+    const names = flags.planners.split(",").map((n) => n.trim());
+    if (names.length < 1 || names.length > MAX_GROUP_SESSIONS || names.some((n) => n === "")) {
+      throw new UsageError(
+        `--planners takes 1 to ${MAX_GROUP_SESSIONS} planner names separated by commas, e.g. anthropic,openai`,
+      );
+    }
+    return names.map((n) => plannerFlag(n));
+  }
+  const planner = plannerFlag(flags.planner);
+  const attempts = flags.attempts === undefined ? 1 : Number(flags.attempts);
+  if (!Number.isInteger(attempts) || attempts < 1 || attempts > MAX_GROUP_SESSIONS) {
+    throw new UsageError(`--attempts must be a whole number from 1 to ${MAX_GROUP_SESSIONS}`);
+  }
+  return Array.from({ length: attempts }, () => planner);
 }

@@ -1,11 +1,10 @@
 import { isCancel, select } from "@clack/prompts";
 import type { Session } from "../../src/protocol/index.ts";
-import type { PollOutcome } from "../poller.ts";
 import { carryOutTeleport, saveTeleportedPlan, type TeleportChoice } from "../teleport.ts";
 import { terminalLine } from "../terminal-text.ts";
 import { EXIT } from "./exit-codes.ts";
 import type { Settings } from "./flags.ts";
-import type { Reporter } from "./reporter.ts";
+import type { Outcome, Reporter } from "./reporter.ts";
 
 /**
  * The CLI's hand-off of a decided plan to where it is carried out, by its `kind`: an approved
@@ -20,7 +19,7 @@ import type { Reporter } from "./reporter.ts";
  */
 export async function handOff(
   session: Session,
-  outcome: PollOutcome,
+  outcome: Outcome,
   settings: Settings,
   reporter: Reporter,
 ): Promise<number> {

@@ -2,18 +2,14 @@ import type { Session } from "../../src/protocol/index.ts";
 import { abortAfter } from "../abort-after.ts";
 import { ApiError, withRetry } from "../api.ts";
 import { UsageError } from "../errors.ts";
-import {
-  PollError,
-  type PollErrorReason,
-  type PollProgress,
-  pollTimeoutError,
-} from "../poll-error.ts";
+import { PollError, type PollProgress, pollTimeoutError } from "../poll-error.ts";
 import { POLL_TIMEOUT_MS, pollForApprovedExitPlanMode, systemClock } from "../poller.ts";
 import { ExitPlanModeScanner } from "../scanner.ts";
 import {
   acquirePollLock,
   assertSessionId,
   loadSidecar,
+  RESUMABLE,
   removeSidecar,
   saveSidecar,
 } from "../sidecar.ts";
@@ -24,24 +20,18 @@ import { EXIT, exitCodeForError, exitCodeForReason } from "./exit-codes.ts";
 import {
   type PlanFlags,
   type PollFlags,
-  plannerFlag,
   pollSettings,
   type Settings,
+  sessionPlanners,
+  variantFlag,
 } from "./flags.ts";
+import { runGroup } from "./group-command.ts";
 import { handOff } from "./handoff.ts";
 import { createReporter, type Reporter } from "./reporter.ts";
 
 /** `planport plan` and `planport attach`: create or find a session, poll it, hand the plan off. */
 
 export type { PlanFlags, PollFlags };
-
-/** Reasons after which the session may still be running, so `attach` can pick it up. */
-const RESUMABLE = new Set<PollErrorReason>([
-  "stopped",
-  "timeout_pending",
-  "timeout_no_plan",
-  "network_or_unknown",
-]);
 
 /** Ctrl-C once: stop polling gracefully (exit 130). Twice: leave at once. */
 function interruptOnSigint(): { signal: AbortSignal; dispose: () => void } {
@@ -54,7 +44,10 @@ function interruptOnSigint(): { signal: AbortSignal; dispose: () => void } {
   return { signal: controller.signal, dispose: () => process.off("SIGINT", onSigint) };
 }
 
-/** `planport plan <task…>`: snapshot, upload if new, create the session, poll, hand off. */
+/**
+ * `planport plan <task…>`: snapshot, upload if new, create the session (or, with `--attempts` /
+ * `--planners`, a best-of-N group of them: group-command.ts), poll, hand off.
+ */
 export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<number> {
   const reporter = createReporter({ json: flags.json === true });
   const interrupt = interruptOnSigint();
@@ -64,7 +57,8 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
     if (task === "")
       throw new UsageError("describe the task to plan, e.g. planport plan add OAuth login");
     const settings = pollSettings(flags);
-    const planner = plannerFlag(flags.planner);
+    const planners = sessionPlanners(flags);
+    const variant = variantFlag(flags.variant);
     // The embedded worker (if needed) starts while the snapshot is being built.
     const connecting = connect(flags, { ...reporter, signal: interrupt.signal });
     connecting.catch(() => {});
@@ -91,8 +85,12 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
       reporter.status(`uploading the snapshot (${formatBytes(snapshot.bytes.byteLength)})…`);
       await withRetry(() => api.uploadSnapshot(snapshot.bytes), interrupt.signal);
     }
+    const request = { prompt: task, snapshot_id: snapshot.id, variant };
+    if (planners.length > 1) {
+      return await runGroup(conn, { request, planners }, settings, reporter, interrupt.signal);
+    }
     // Not retried: creating twice would start two sessions.
-    const session = await api.createSession({ prompt: task, snapshot_id: snapshot.id, planner });
+    const session = await api.createSession({ ...request, planner: planners[0] });
     reporter.session(session.id, session.review_url);
     const release = acquirePollLock(session.id);
     try {

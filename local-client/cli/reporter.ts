@@ -14,8 +14,11 @@ import { terminalJson, terminalLine, terminalText, truncateLine } from "../termi
 
 export type ErrorReason = PollErrorReason | "usage";
 
-/** The poll's outcome, with the plan file a teleport was saved to. */
-export type Outcome = PollOutcome & { planFile?: string };
+/**
+ * The poll's outcome, with the plan file a teleport was saved to; for a best-of-N group, also
+ * the chosen session and the group.
+ */
+export type Outcome = PollOutcome & { planFile?: string; sessionId?: string; group?: string };
 
 export interface Reporter {
   readonly mode: "json" | "tty" | "plain";
@@ -26,8 +29,13 @@ export interface Reporter {
   /** A transient status (the spinner text on a TTY; throttled lines otherwise). */
   status(message: string): void;
   session(id: string, reviewUrl: string): void;
+  /** A best-of-N group was started: its name and sessions (in place of `session`). */
+  group(name: string, sessions: readonly GroupSession[]): void;
   phase(phase: PollPhase, reviewUrl: string): void;
-  rejected(rejectCount: number): void;
+  /** How many plans of a group wait for review. */
+  progress(ready: number, total: number): void;
+  /** A rejection; `sessionId` names the session of a group it happened in. */
+  rejected(rejectCount: number, sessionId?: string): void;
   outcome(outcome: Outcome): void;
   error(e: {
     reason: ErrorReason;
@@ -37,6 +45,23 @@ export interface Reporter {
   }): void;
   /** Stops the spinner (before prompts and on exit). */
   pause(): void;
+}
+
+/** What the reporter shows of each session of a group. */
+export interface GroupSession {
+  id: string;
+  review_url: string;
+  planner: string;
+}
+
+/**
+ * How many plans of a group are ready, in words.
+ *
+ * @example
+ * progressText(2, 3) // → "2 of 3 plans ready"
+ */
+export function progressText(ready: number, total: number): string {
+  return `${ready} of ${total} ${total === 1 ? "plan" : "plans"} ready`;
 }
 
 export interface ReporterStreams {
@@ -82,8 +107,26 @@ function jsonReporter({ stdout, stderr }: ReporterStreams): Reporter {
     warn: (m) => stderr.write(`planport: ${terminalText(m)}\n`),
     status: () => {},
     session: (id, reviewUrl) => line({ event: "session", id, review_url: reviewUrl }),
+    // docs/PROTOCOL.md "CLI": the one `session` line (the group's first session, with the
+    // group's name), then one `group` line listing every session.
+    group: (name, sessions) => {
+      const first = sessions[0];
+      if (first)
+        line({ event: "session", id: first.id, review_url: first.review_url, group: name });
+      line({
+        event: "group",
+        group: name,
+        sessions: sessions.map((s) => ({ id: s.id, review_url: s.review_url, planner: s.planner })),
+      });
+    },
     phase: (phase) => line({ event: "phase", phase }),
-    rejected: (n) => line({ event: "rejected", reject_count: n }),
+    progress: (ready, total) => line({ event: "progress", ready, total }),
+    rejected: (n, sessionId) =>
+      line({
+        event: "rejected",
+        reject_count: n,
+        ...(sessionId === undefined ? {} : { session_id: sessionId }),
+      }),
     outcome: (o) =>
       line({
         event: "outcome",
@@ -92,6 +135,8 @@ function jsonReporter({ stdout, stderr }: ReporterStreams): Reporter {
         plan: o.plan,
         ...(o.planFile === undefined ? {} : { plan_file: o.planFile }),
         reject_count: o.rejectCount,
+        ...(o.sessionId === undefined ? {} : { session_id: o.sessionId }),
+        ...(o.group === undefined ? {} : { group: o.group }),
       }),
     error: (e) =>
       line({
@@ -165,6 +210,19 @@ function humanReporter({ stderr }: ReporterStreams, tty: boolean): Reporter {
     },
     session: (id, reviewUrl) =>
       print(`session ${terminalLine(id)}\nreview: ${terminalLine(reviewUrl)}`),
+    group: (name, sessions) => {
+      print(`group ${terminalLine(name)}: ${sessions.length} sessions on the same snapshot`);
+      for (const s of sessions) {
+        print(
+          `session ${terminalLine(s.id)} (${terminalLine(s.planner)} planner)\nreview: ${terminalLine(s.review_url)}`,
+        );
+      }
+    },
+    progress: (ready, total) => {
+      const text = progressText(ready, total);
+      if (tty) spin(text);
+      else print(text);
+    },
     phase: (phase, url) => {
       // One line: a link with a line break in it could fake the lines around it.
       const reviewUrl = terminalLine(url);
@@ -173,9 +231,9 @@ function humanReporter({ stderr }: ReporterStreams, tty: boolean): Reporter {
       if (tty) spin(phaseText(phase, reviewUrl));
       else print(phaseText(phase, reviewUrl));
     },
-    rejected: (n) =>
+    rejected: (n, sessionId) =>
       print(
-        `plan rejected (${n} ${n === 1 ? "rejection" : "rejections"} so far) — the planner is revising`,
+        `${sessionId === undefined ? "" : `${terminalLine(sessionId)}: `}plan rejected (${n} ${n === 1 ? "rejection" : "rejections"} so far) — the planner is revising`,
       ),
     outcome: (o) => {
       pause();

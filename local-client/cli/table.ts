@@ -27,11 +27,23 @@ export function phaseLabel(phase: Session["phase"]): string {
 }
 
 /**
- * One row per session: id, title, status, phase, rejections, age, review link.
+ * A model cost in US dollars, or "—" when unknown (null, or a server that does not say):
+ * cents from a cent on, four decimals below.
+ *
+ * @example
+ * costLabel(0.01234) // → "$0.0123"; costLabel(null) // → "—"
+ */
+export function costLabel(usd: number | null | undefined): string {
+  if (typeof usd !== "number" || !Number.isFinite(usd)) return "—";
+  return usd >= 0.01 || usd === 0 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`;
+}
+
+/**
+ * One row per session: id, title, status, phase, rejections, cost, age, review link.
  */
 export function sessionTable(sessions: readonly Session[], nowMs: number): string {
   if (sessions.length === 0) return "No sessions yet. Start one with: planport plan <task…>";
-  const header = ["ID", "TITLE", "STATUS", "PHASE", "REJ", "AGE", "REVIEW"];
+  const header = ["ID", "TITLE", "STATUS", "PHASE", "REJ", "COST", "AGE", "REVIEW"];
   const rows = sessions.map((s) =>
     [
       s.id,
@@ -39,6 +51,7 @@ export function sessionTable(sessions: readonly Session[], nowMs: number): strin
       s.status,
       phaseLabel(s.phase),
       String(s.reject_count),
+      costLabel(s.usage.cost_usd),
       formatAge(nowMs - Date.parse(s.created_at)),
       s.review_url,
     ].map(terminalLine),
@@ -66,10 +79,13 @@ export function sessionDetails(s: Session, nowMs: number): string {
     ["status", s.status],
     ["phase", phaseLabel(s.phase)],
     ["planner", s.planner + (s.can_execute_remotely ? "" : " (cannot execute remotely)")],
+    ["variant", s.variant ?? "simple"],
+    ...(s.group ? ([["group", s.group]] as [string, string][]) : []),
     ["rejections", String(s.reject_count)],
     ["outcome", outcome],
     ["age", formatAge(nowMs - Date.parse(s.created_at))],
     ["tokens", `${s.usage.input_tokens} in / ${s.usage.output_tokens} out`],
+    ["cost", s.usage.cost_usd == null ? "unknown" : costLabel(s.usage.cost_usd)],
     ["review", s.review_url],
   ];
   const width = Math.max(...fields.map(([k]) => k.length));

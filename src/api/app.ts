@@ -3,7 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import { ConfigError, cachedConfig } from "../config.ts";
 import type { Env } from "../env.ts";
 import { reviewRoutes } from "../review/index.ts";
-import { sessionStub } from "../session/sessions.ts";
+import { reviewWithGroup } from "../session/groups.ts";
 import type { AppEnv } from "./auth.ts";
 import { sendFailure } from "./errors.ts";
 import { sessionRoutes } from "./sessions.ts";
@@ -28,12 +28,11 @@ export function createApp(): Hono<AppEnv> {
   });
   app.route("/", snapshotRoutes);
   app.route("/", sessionRoutes);
-  // The review page (no bearer token: the review key in the link is the credential).
+  // The review page (no bearer token: the review key in the link is the credential), with the
+  // session's best-of-N group when it has one.
   app.route(
     "/review",
-    reviewRoutes<Env>((env) => ({
-      loadReview: (id, key) => sessionStub(env, id).review({ kind: "review", key }),
-    })),
+    reviewRoutes<Env>((env) => ({ loadReview: (id, key) => reviewWithGroup(env, id, key) })),
   );
 
   app.notFound((c) =>

@@ -68,7 +68,8 @@ export function toolUses(event: AssistantEvent): ToolUseBlock[] {
 
 /**
  * Builds the provider-neutral messages. `reminderFor(eventId)` returns the reminder text the
- * engine attached to that human turn (or null); it is appended to the turn's text.
+ * engine attached to that human turn (or null); it is appended to the turn's text. `opening`
+ * (a compacted conversation's summary and reminders) starts the first user message.
  *
  * @example
  * buildConversation(events, (id) => reminders.get(id) ?? null) // [{ role: "user", content: […] }, …]
@@ -76,12 +77,13 @@ export function toolUses(event: AssistantEvent): ToolUseBlock[] {
 export function buildConversation(
   events: readonly Event[],
   reminderFor: (eventId: string) => string | null,
+  opening: readonly TextBlock[] = [],
 ): ModelMessage[] {
   const messages: ModelMessage[] = [];
   let lastCalls: ToolUseBlock[] = [];
   let results = new Map<string, ToolResultBlock>();
-  let texts: TextBlock[] = [];
-  let pendingUser = false;
+  let texts: TextBlock[] = [...opening];
+  let pendingUser = opening.length > 0;
 
   const flushUser = () => {
     if (!pendingUser) return;

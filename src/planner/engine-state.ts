@@ -38,6 +38,12 @@ export const EngineStateSchema = z.object({
    * the state the engine saves before a call starts.
    */
   toolAttempts: z.record(z.string(), z.number().int().positive()).default({}),
+  /**
+   * The same count for the tool calls of each running `Task` subagent, by the Task's id: each
+   * subagent works on its own reply, concurrently with the others, so each keeps its own
+   * counts (dropped when its Task is answered). Absent in states saved before subagents.
+   */
+  taskAttempts: z.record(z.string(), z.record(z.string(), z.number().int().positive())).default({}),
 });
 export type EngineState = z.infer<typeof EngineStateSchema>;
 
@@ -48,7 +54,19 @@ export const INITIAL_ENGINE_STATE: EngineState = {
   lastHumanEventId: null,
   reminders: [],
   toolAttempts: {},
+  taskAttempts: {},
 };
+
+/**
+ * Where a runner reads and saves the engine state. Several runners of one step (the subagents
+ * of concurrent Task calls) share one cell: each change is read, made and saved synchronously
+ * (SQLite writes in a Durable Object are synchronous), so no runner's save overwrites another's.
+ */
+export interface EngineCell {
+  get(): EngineState;
+  /** Replaces the state and saves it (its own transaction). */
+  set(next: EngineState): void;
+}
 
 /**
  * Reads the stored state; null (first step) gives the initial state. A stored value that does

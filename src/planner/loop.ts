@@ -1,21 +1,16 @@
-import type {
-  Event,
-  NewEvent,
-  Pending,
-  PermissionMode,
-  PlanDecisionRecord,
-  ToolUseBlock,
-} from "../protocol/index.ts";
+import { type Pending, TASK_TOOL, type ToolUseBlock } from "../protocol/index.ts";
+import { compact, fitOf, overflowSentence } from "./compaction.ts";
 import { humanText, isHumanTurn, toolUses, unansweredCalls } from "./conversation.ts";
 import { answersEvent } from "./decisions.ts";
-import { type EngineState, parseEngineState } from "./engine-state.ts";
+import { parseEngineState } from "./engine-state.ts";
+import { askModel, failureSentence, type ModelSetup, modelSetup, turnCost } from "./model-calls.ts";
 import { assignReminders, buildRequest, normalizeContent } from "./model-request.ts";
-import { createPlanner } from "./models/index.ts";
-import { callPlanner, type RetryPolicy } from "./models/retry.ts";
-import { retryPolicyFromEnv } from "./models/retry-config.ts";
-import { ModelCallError, type ModelTurn, type Planner } from "./models/types.ts";
+import type { ModelTurn } from "./models/types.ts";
 import type { PlannerEnv, SessionPort, StepResult } from "./port.ts";
-import { runToolCalls } from "./tool-calls.ts";
+import { append, engineCell, type Step, type StepOptions } from "./step-state.ts";
+import { advanceTasks } from "./subagents.ts";
+import { type Thread, threadOf } from "./threads.ts";
+import { mainScope, runToolCalls } from "./tool-calls.ts";
 import {
   lastConversational,
   modelCallsSinceInput,
@@ -24,42 +19,23 @@ import {
   turnSuccess,
 } from "./turns.ts";
 
-/** Seams for tests and benchmarks; the session passes none. */
-export interface StepOptions {
-  /** Use this planner instead of the one the session names. */
-  planner?: Planner;
-  /** Override parts of the retry policy (tests shorten the backoff). */
-  retry?: Partial<RetryPolicy>;
-  signal?: AbortSignal;
-}
+export type { StepOptions } from "./step-state.ts";
 
 const IDLE: StepResult = { next: "idle" };
 const CONTINUE: StepResult = { next: "continue" };
 
 /**
- * What one step works from: the session's state, read once when the step starts, and the log
- * kept current with what the step itself appends. Events others append meanwhile (a message, a
- * decision) are the next step's: each of them asks for one.
- */
-interface Step {
-  readonly port: SessionPort;
-  readonly events: Event[];
-  readonly waitedCalls: ReadonlySet<string>;
-  readonly decisions: readonly PlanDecisionRecord[];
-  readonly mode: PermissionMode;
-  engine: EngineState;
-}
-
-/**
- * One step of the agent loop: at most one model call and the tool calls it asked for, each
- * persisted before the next thing happens. The session calls it from its alarm and follows the
- * answer: `continue` (step again now), `wait` (until the user acts, or `wakeAt` for the AFK
- * timeout) or `idle`.
+ * One step of the agent loop: at most one model call per conversation — the session's own, or
+ * one each for the subagents of its newest reply's `Task` calls, all at once — and the tool
+ * calls they asked for, each persisted before the next thing happens. The session calls it
+ * from its alarm and follows the answer: `continue` (step again now), `wait` (until the user
+ * acts, or `wakeAt` for the AFK timeout) or `idle`.
  *
  * Resuming is built in: tool calls of the newest reply that have no result yet run first (a
- * step that crashed after storing the reply never calls the model again for it), an open wait
- * is honoured, a turn whose end was not recorded gets its `result/success`, and an ended or
- * teleported session is never stepped again.
+ * step that crashed after storing the reply never calls the model again for it; a Task's
+ * subagent goes on where its own log ends), an open wait is honoured, a turn whose end was not
+ * recorded gets its `result/success`, and an ended or teleported session is never stepped
+ * again. A conversation that nears its context budget is compacted first (compaction.ts).
  *
  * @example
  * // SessionObject.alarm(), through its `planningStep` seam:
@@ -78,21 +54,25 @@ export async function step(
     return IDLE;
   }
   const { events, waitedCalls, decisions, mode } = state;
-  const s: Step = { port, events, waitedCalls, decisions, mode, engine: engine.value };
+  const s: Step = {
+    port,
+    env,
+    options,
+    events,
+    waitedCalls,
+    decisions,
+    mode,
+    engine: engine.value,
+  };
   openTask(s);
   return (
-    (await resumeCalls(s)) ??
-    answerOrWait(s, state.wait) ??
-    endOfReply(s) ??
-    (await modelTurn(s, env, options))
+    (await resumeCalls(s)) ?? answerOrWait(s, state.wait) ?? endOfReply(s) ?? (await modelTurn(s))
   );
 }
 
-/** Appends to the log and to the step's copy of it; returns the events as stored. */
-function append(s: Step, events: readonly NewEvent[]): Event[] {
-  const stored = s.port.appendEvents(events);
-  s.events.push(...stored);
-  return stored;
+/** The session's own conversation (its subagents' events left out). */
+function main(s: Step): Thread {
+  return threadOf(s.events, null);
 }
 
 /**
@@ -103,8 +83,8 @@ function append(s: Step, events: readonly NewEvent[]): Event[] {
 function openTask(s: Step): void {
   if (s.engine.opened) return;
   const prompt = s.port.facts.prompt;
-  const logged = s.events.some((e) => isHumanTurn(e) && humanText(e) === prompt);
-  const opened: EngineState = { ...s.engine, opened: true };
+  const logged = main(s).all.some((e) => isHumanTurn(e) && humanText(e) === prompt);
+  const opened = { ...s.engine, opened: true };
   s.port.transaction(() => {
     if (!logged && prompt.trim() !== "")
       append(s, [{ type: "user", message: { role: "user", content: prompt } }]);
@@ -118,7 +98,7 @@ function openTask(s: Step): void {
  * null when there are none. Calls a wait was opened for are answered by the user, not run.
  */
 async function resumeCalls(s: Step): Promise<StepResult | null> {
-  const open = unansweredCalls(s.events)?.calls ?? [];
+  const open = unansweredCalls(main(s).all)?.calls ?? [];
   const toRun = open.filter((c) => !s.waitedCalls.has(c.id));
   if (toRun.length === 0) return null;
   return runCalls(s, toRun);
@@ -145,17 +125,21 @@ function answerOrWait(s: Step, wait: Pending | null): StepResult | null {
 
 /** A reply without tool calls ended the turn: nothing to do until the user writes. */
 function endOfReply(s: Step): StepResult | null {
-  const last = lastConversational(s.events);
+  const last = lastConversational(main(s).all);
   if (last?.type !== "assistant" || toolUses(last).length > 0) return null;
   recordTurnEnd(s, true);
   return IDLE;
 }
 
-/** One model call, its reply stored, and the tool calls it asked for. */
-async function modelTurn(s: Step, env: PlannerEnv, options: StepOptions): Promise<StepResult> {
-  s.engine = assignReminders(s.port, s.events, s.engine, s.mode);
+/**
+ * One model call, its reply stored, and the tool calls it asked for — or, when the request
+ * would pass 80 % of the context budget, one call that compacts the conversation instead.
+ */
+async function modelTurn(s: Step): Promise<StepResult> {
+  const thread = main(s);
+  s.engine = assignReminders(s.port, thread.all, s.engine, s.mode);
   const maxTurns = s.port.facts.maxTurns;
-  const calls = modelCallsSinceInput(s.events, s.waitedCalls);
+  const calls = modelCallsSinceInput(thread.all, s.waitedCalls);
   if (calls >= maxTurns) {
     s.port.endSession(
       "error_max_turns",
@@ -164,32 +148,28 @@ async function modelTurn(s: Step, env: PlannerEnv, options: StepOptions): Promis
     return IDLE;
   }
 
-  const planner = options.planner ?? createPlanner(s.port.facts, env);
   let turn: ModelTurn;
+  let setup: ModelSetup;
   try {
-    turn = await callPlanner(planner, buildRequest(s.port, s, options.signal), {
-      ...retryPolicyFromEnv(env),
-      ...options.retry,
-    });
-  } catch (error) {
-    const message =
-      error instanceof ModelCallError ? error.message : `The planner failed: ${String(error)}`;
-    // Provider messages do not all end a sentence ("…sent an answer that is not JSON").
-    const sentence = /[.!?]$/.test(message) ? message : `${message}.`;
-    if (!s.port.hasEnded()) {
-      s.port.endSession(
-        "error_during_execution",
-        `${sentence} The session stopped; start a new session to try again.`,
-      );
+    setup = modelSetup(s);
+    const request = buildRequest(s.port, { ...s, thread }, setup.budget, s.options.signal);
+    const fit = fitOf(request, thread, setup.budget);
+    if (fit.kind === "overflow") return stop(s, `${overflowSentence(fit, setup.budget!)}.`);
+    if (fit.kind === "compact") {
+      const done = await compact(s, setup, thread, request, setup.budget!, fit.estimate);
+      if (!done.ok) return stop(s, `The conversation could not be compacted: ${done.error}.`);
+      return s.port.hasEnded() ? IDLE : CONTINUE;
     }
-    return IDLE;
+    turn = await askModel(setup, request);
+  } catch (error) {
+    return stop(s, failureSentence(error));
   }
   // The user may have archived the session while the model was thinking.
   if (s.port.hasEnded()) return IDLE;
 
-  const content = normalizeContent(turn, s.events, s.port.facts.id);
-  const [reply] = s.port.transaction(() => {
-    const stored = append(s, [
+  const reply = s.port.transaction(() => {
+    const content = normalizeContent(turn, s.events, s.port.facts.id);
+    const [stored] = append(s, [
       {
         type: "assistant",
         message: {
@@ -200,7 +180,7 @@ async function modelTurn(s: Step, env: PlannerEnv, options: StepOptions): Promis
         },
       },
     ]);
-    s.port.addUsage(turn.usage);
+    s.port.addUsage(turn.usage, turnCost(setup, turn));
     return stored;
   });
 
@@ -211,18 +191,68 @@ async function modelTurn(s: Step, env: PlannerEnv, options: StepOptions): Promis
     recordTurnEnd(s, true);
     return IDLE;
   }
+  // Subagents start on the next step: one step never holds the session's model call and its
+  // subagents' on top of it (the alarm's wall-time limit).
+  if (requested.some((c) => isTask(s, c))) return CONTINUE;
   return runCalls(s, requested);
+}
+
+/** Ends the session with `error_during_execution` (unless it ended meanwhile). */
+function stop(s: Step, sentence: string): StepResult {
+  if (!s.port.hasEnded()) {
+    s.port.endSession(
+      "error_during_execution",
+      `${sentence} The session stopped; start a new session to try again.`,
+    );
+  }
+  return IDLE;
+}
+
+/** A `Task` call of a session that offers it; elsewhere `Task` is an unknown tool. */
+function isTask(s: Step, call: ToolUseBlock): boolean {
+  return call.name === TASK_TOOL && s.port.facts.variant === "deep";
 }
 
 /**
  * Runs tool calls, then says what follows: nothing after the end, the next step when no wait
  * opened, else the wait (the turn's end recorded). A question already due (its AFK timeout
  * passed while the calls ran) is answered by the next step, from fresh state.
+ *
+ * With `Task` calls among them: the calls before the first Task run first, then every Task
+ * advances one move (concurrently, see subagents.ts); the calls after the first Task run once
+ * all the Tasks are answered, so a reply that launches explorers and then asks a question
+ * asks it with their reports in hand.
  */
 async function runCalls(s: Step, calls: readonly ToolUseBlock[]): Promise<StepResult> {
-  const run = await runToolCalls(s.port, s.engine, calls);
-  s.engine = run.engine;
+  const firstTask = calls.findIndex((c) => isTask(s, c));
+  if (firstTask === -1) {
+    await runOwnCalls(s, calls);
+    return afterCalls(s);
+  }
+  await runOwnCalls(s, calls.slice(0, firstTask));
+  if (s.port.hasEnded()) return IDLE;
+  const rest = calls.slice(firstTask);
+  const done = await advanceTasks(
+    s,
+    rest.filter((c) => isTask(s, c)),
+  );
+  if (s.port.hasEnded()) return IDLE;
+  if (!done) return CONTINUE;
+  await runOwnCalls(
+    s,
+    rest.filter((c) => !isTask(s, c)),
+  );
+  return afterCalls(s);
+}
+
+async function runOwnCalls(s: Step, calls: readonly ToolUseBlock[]): Promise<void> {
+  if (calls.length === 0) return;
+  const scope = mainScope(engineCell(s), s.port.facts.variant === "deep");
+  const run = await runToolCalls(s.port, calls, scope);
   s.events.push(...run.appended);
+}
+
+function afterCalls(s: Step): StepResult {
   if (s.port.hasEnded()) return IDLE;
   const wait = s.port.pendingWait();
   if (wait === null) return CONTINUE;
@@ -238,7 +268,7 @@ async function runCalls(s: Step, calls: readonly ToolUseBlock[]): Promise<StepRe
  * marks remote execution finished.
  */
 function recordTurnEnd(s: Step, replied: boolean): void {
-  if (turnEndRecorded(s.events)) return;
+  if (turnEndRecorded(main(s).all)) return;
   s.port.transaction(() => {
     append(s, [turnSuccess(modelTurns(s.events))]);
     // Read now, not from the step's start: an approval may have arrived during the model call.

@@ -1,25 +1,37 @@
-import type { Event, PermissionMode, PlanDecisionRecord } from "../protocol/index.ts";
+import type { Event, PermissionMode, PlanDecisionRecord, TextBlock } from "../protocol/index.ts";
+import { outputTokensFor, SUBAGENT_CONTEXT_SHARE } from "./context-budget.ts";
 import { buildConversation, isHumanTurn } from "./conversation.ts";
 import { userInputs } from "./decisions.ts";
 import type { EngineState } from "./engine-state.ts";
 import type { ModelRequest, ModelTurn } from "./models/types.ts";
-import { reminderText, SYSTEM_PROMPT } from "./plan-mode/prompts.ts";
+import { CONTINUE_NOTE, continuationText, planFileText } from "./plan-mode/compaction-prompts.ts";
+import { type ReminderFacts, reminderText, SYSTEM_PROMPT } from "./plan-mode/prompts.ts";
 import { nextReminder } from "./plan-mode/reminders.ts";
+import {
+  LAST_TURN_NOTE,
+  SUBAGENT_SYSTEM_PROMPT,
+  subagentReminder,
+} from "./plan-mode/subagent-prompts.ts";
 import type { SessionPort } from "./port.ts";
-import { TOOL_SPECS } from "./tools/index.ts";
+import type { Thread } from "./threads.ts";
+import { SUBAGENT_TOOL_SPECS, toolSpecsFor } from "./tools/index.ts";
 
 /**
  * What goes to the model and what comes back into the log: the reminders decided per human
- * turn, the request (stable system prompt and tools, the rebuilt conversation), and the reply
+ * turn, the requests (stable system prompt and tools, the rebuilt conversation — the session's
+ * own or a subagent's, continued from its summary after a compaction), and the reply
  * normalised for storage.
  */
 
-/** Output budget of one model call. */
-export const MAX_OUTPUT_TOKENS = 16_384;
+export { MAX_OUTPUT_TOKENS } from "./context-budget.ts";
+
+/** Model calls a `Task` subagent may make, its last one told to report. */
+export const SUBAGENT_MAX_TURNS = 12;
 
 /**
  * Decides the reminder of every human turn the schedule has not seen yet (by the pure
  * schedule in plan-mode/reminders.ts) and stores the decisions, so rebuilding is stable.
+ * `events` is the session's own conversation (a subagent's task is no human turn).
  */
 export function assignReminders(
   port: SessionPort,
@@ -54,46 +66,140 @@ export function assignReminders(
 
 /** What a model request is built from: the session as the step knows it. */
 export interface RequestSource {
+  /** The session's own conversation. */
+  thread: Thread;
+  /** The whole log (the users' answers are read from it). */
   events: readonly Event[];
   decisions: readonly PlanDecisionRecord[];
   engine: EngineState;
   mode: PermissionMode;
 }
 
-/** The model request for the conversation so far. */
+/**
+ * The model request for the session's own conversation so far. `budget` (null: none) bounds
+ * the reply's length.
+ */
 export function buildRequest(
   port: SessionPort,
   source: RequestSource,
+  budget: number | null,
   signal?: AbortSignal,
 ): ModelRequest {
   const { facts } = port;
-  const { events, engine, mode } = source;
-  const byEvent = new Map(engine.reminders.map((r) => [r.eventId, r]));
-  const messages = buildConversation(events, (eventId) => {
-    const r = byEvent.get(eventId);
-    return r
-      ? reminderText(r.kind, {
-          planPath: facts.planPath,
-          planExists: r.planExists,
-          instructions: facts.instructions,
-          hasSnapshot: facts.snapshotId !== null,
-        })
-      : null;
+  const { thread, engine, mode } = source;
+  const reminderFacts = (planExists: boolean): ReminderFacts => ({
+    planPath: facts.planPath,
+    planExists,
+    instructions: facts.instructions,
+    hasSnapshot: facts.snapshotId !== null,
+    variant: facts.variant,
   });
+  const byEvent = new Map(engine.reminders.map((r) => [r.eventId, r]));
+  const messages = buildConversation(
+    thread.recent,
+    (eventId) => {
+      const r = byEvent.get(eventId);
+      return r ? reminderText(r.kind, reminderFacts(r.planExists)) : null;
+    },
+    thread.boundary === null ? [] : continuedOpening(port, thread, reminderFacts),
+  );
   return {
     system: SYSTEM_PROMPT,
-    tools: TOOL_SPECS,
+    tools: toolSpecsFor(facts.variant),
     messages,
-    inputs: userInputs(events, source.decisions),
-    maxOutputTokens: MAX_OUTPUT_TOKENS,
-    context: { sessionId: facts.id, mode, planPath: facts.planPath },
+    inputs: userInputs(thread.all, source.decisions),
+    maxOutputTokens: outputTokensFor(budget),
+    context: { sessionId: facts.id, mode, planPath: facts.planPath, variant: facts.variant },
     signal,
   };
 }
 
 /**
+ * How the session's conversation starts again after a compaction: the summary, the full
+ * plan-mode reminder (plan file path, whether it exists, the workflow) and the plan file as it
+ * stood then — read from its stored revision, so rebuilding later sends the very same text.
+ */
+function continuedOpening(
+  port: SessionPort,
+  thread: Thread,
+  reminderFacts: (planExists: boolean) => ReminderFacts,
+): TextBlock[] {
+  const boundary = thread.boundary!;
+  const revision = boundary.plan_revision ?? 0;
+  const plan = revision > 0 ? port.readPlanRevision(revision) : null;
+  return [
+    text(continuationText(port.facts.prompt, boundary.summary ?? "")),
+    text(reminderText("full", reminderFacts(plan !== null))),
+    ...(plan === null ? [] : [text(planFileText(port.facts.planPath, revision, plan.content))]),
+    text(CONTINUE_NOTE),
+  ];
+}
+
+/** A subagent's conversation budget: its share of the session's. */
+export function subagentBudget(budget: number | null): number | null {
+  return budget === null ? null : Math.floor(budget * SUBAGENT_CONTEXT_SHARE);
+}
+
+/**
+ * The model request of a `Task` subagent: its own system prompt and the read-only tools
+ * (both the same for every subagent: one cached prefix), its task with the subagent reminder,
+ * and on its last allowed turn a note to report now. `taskBudget` is its conversation's budget.
+ */
+export function buildTaskRequest(
+  port: SessionPort,
+  thread: Thread,
+  prompt: string,
+  taskBudget: number | null,
+  lastTurn: boolean,
+  signal?: AbortSignal,
+): ModelRequest {
+  const { facts } = port;
+  const reminder = subagentReminder(facts.planPath, SUBAGENT_MAX_TURNS);
+  const first = thread.all[0]?.id;
+  const messages = buildConversation(
+    thread.recent,
+    (eventId) => (eventId === first ? reminder : null),
+    thread.boundary === null
+      ? []
+      : [
+          text(continuationText(prompt, thread.boundary.summary ?? "")),
+          text(reminder),
+          text(CONTINUE_NOTE),
+        ],
+  );
+  const last = messages.at(-1);
+  if (lastTurn && last?.role === "user") {
+    messages[messages.length - 1] = {
+      role: "user",
+      content: [...last.content, text(LAST_TURN_NOTE)],
+    };
+  }
+  return {
+    system: SUBAGENT_SYSTEM_PROMPT,
+    tools: SUBAGENT_TOOL_SPECS,
+    messages,
+    inputs: new Map(),
+    maxOutputTokens: outputTokensFor(taskBudget),
+    context: {
+      sessionId: facts.id,
+      mode: port.permissionMode(),
+      planPath: facts.planPath,
+      variant: facts.variant,
+      ...(thread.taskId !== null && { taskId: thread.taskId }),
+    },
+    signal,
+  };
+}
+
+function text(t: string): TextBlock {
+  return { type: "text", text: t };
+}
+
+/**
  * The reply as it is stored: tool calls get an id when the model gave none or one the log
- * already holds (results pair by id, so ids must be unique), and an empty reply says so.
+ * already holds (results pair by id, so ids must be unique), and an empty reply says so. Call
+ * it right before the reply is appended, with no `await` between: concurrent subagents then
+ * never pick the same id.
  */
 export function normalizeContent(
   turn: ModelTurn,

@@ -1,6 +1,8 @@
 import {
+  DEEP_TOOL_NAMES,
   type PermissionMode,
   READ_ONLY_TOOLS,
+  TASK_TOOL,
   TOOL_NAMES,
   unsafeRepoName,
   WAIT_TOOLS,
@@ -23,6 +25,10 @@ import { PLANS_DIR, parseRepoPath, REPO_ROOT } from "./paths.ts";
  *   `.git/` in any spelling; names the user's tools would misread (a leading `:` or `-`, a
  *   trailing dot or space: `unsafeRepoName` in src/protocol/repo-names.ts) are never written. `..`, odd spellings and
  *   absolute paths outside `/repo` are refused in every mode.
+ * - `Task` (start a subagent) is allowed only where the session offers it (`deep`).
+ * - A subagent (the conversation a `Task` call runs) may only look: read-only tools are
+ *   allowed, and everything else — Write and Edit (the plan file included), AskUserQuestion,
+ *   ExitPlanMode and Task — is denied, in every mode.
  * - Anything else — unknown tools, malformed input, unexpected fields on a write — is denied.
  */
 
@@ -39,12 +45,19 @@ export type PermissionDecision =
   | { behavior: "allow"; target?: WriteTarget }
   | { behavior: "deny"; reason: string };
 
+/** Who makes a call: the session's own agent, or a subagent a `Task` call started. */
+export type Agent = "main" | "subagent";
+
 export interface ToolCallRequest {
   mode: PermissionMode;
   tool: string;
   input: unknown;
   /** This session's plan file, e.g. `/plans/bold-eagle.md`. */
   planPath: string;
+  /** Who calls; the session's own agent when absent. */
+  agent?: Agent;
+  /** Whether the session offers `Task` (the `deep` variant); false when absent. */
+  offersTask?: boolean;
 }
 
 /**
@@ -57,16 +70,53 @@ export interface ToolCallRequest {
  * // { behavior: "deny", reason: "Plan mode is active: …" }
  */
 export function decidePermission(call: ToolCallRequest): PermissionDecision {
+  if (call.agent === "subagent") return decideForSubagent(call.tool, call.input);
   const { tool } = call;
-  if (isOneOf(READ_ONLY_TOOLS, tool) || isOneOf(WAIT_TOOLS, tool)) {
+  const offersTask = call.offersTask === true;
+  if (
+    isOneOf(READ_ONLY_TOOLS, tool) ||
+    isOneOf(WAIT_TOOLS, tool) ||
+    (offersTask && tool === TASK_TOOL)
+  ) {
     return isPlainObject(call.input)
       ? { behavior: "allow" }
       : deny(`The input of ${tool} must be a JSON object.`);
   }
   if (!isOneOf(WRITE_TOOLS, tool)) {
-    return deny(`There is no tool named "${tool}". Use one of: ${TOOL_NAMES.join(", ")}.`);
+    const offered = offersTask ? DEEP_TOOL_NAMES : TOOL_NAMES;
+    return deny(`There is no tool named "${tool}". Use one of: ${offered.join(", ")}.`);
   }
   return decideWrite(call.mode, tool, call.input, call.planPath);
+}
+
+/**
+ * A subagent only looks. Its denials say why, so a model that tries anyway learns to report
+ * what it found instead.
+ */
+function decideForSubagent(tool: string, input: unknown): PermissionDecision {
+  if (isOneOf(READ_ONLY_TOOLS, tool)) {
+    return isPlainObject(input)
+      ? { behavior: "allow" }
+      : deny(`The input of ${tool} must be a JSON object.`);
+  }
+  if (isOneOf(WRITE_TOOLS, tool)) {
+    return deny(
+      `A subagent is read-only: it cannot write or edit any file, not even the plan file. Nothing was changed. Put what should change into your report; the planning agent writes the plan.`,
+    );
+  }
+  if (isOneOf(WAIT_TOOLS, tool)) {
+    return deny(
+      `A subagent cannot ${tool === "ExitPlanMode" ? "present the plan for review" : "ask the user questions"}: only the planning agent talks to the user. Put the open question into your report.`,
+    );
+  }
+  if (tool === TASK_TOOL) {
+    return deny(
+      "A subagent cannot start subagents. Do the research yourself with the read-only tools.",
+    );
+  }
+  return deny(
+    `There is no tool named "${tool}". A subagent can use: ${READ_ONLY_TOOLS.join(", ")}.`,
+  );
 }
 
 function decideWrite(

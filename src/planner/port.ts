@@ -8,6 +8,7 @@ import type {
   ResolvedPlanner,
   ScriptedTurn,
   Usage,
+  Variant,
 } from "../protocol/index.ts";
 import type { SnapshotEntry, SnapshotFiles } from "../snapshot/files.ts";
 
@@ -45,6 +46,8 @@ export interface SessionPort {
   saveEngineState(state: unknown): void;
 
   readPlan(): PlanFile | null;
+  /** One stored revision of the plan file (1 is the first), or null when there is none. */
+  readPlanRevision(revision: number): PlanFile | null;
   /** Writes a new revision of the plan file. */
   writePlan(content: string, opts?: { editedByUser?: boolean }): PlanFile;
 
@@ -70,7 +73,11 @@ export interface SessionPort {
   /** Closes the open wait (the engine answered it itself, e.g. the AFK timeout). */
   closeWait(toolUseId: string): void;
 
-  addUsage(usage: Usage): void;
+  /**
+   * Counts one model call's tokens and what it cost in dollars (null: its price is unknown,
+   * which makes the session's cost unknown from then on).
+   */
+  addUsage(usage: Usage, costUsd: number | null): void;
 
   /**
    * Ends the session: writes a `result` event with an ending subtype and a readable message,
@@ -112,6 +119,8 @@ export interface SessionFacts {
   planPath: string;
   /** Custom planning instructions (replace the middle of the workflow), or null. */
   instructions: string | null;
+  /** The planning workflow: `simple`, `visual` (a diagram where it helps) or `deep` (subagents). */
+  variant: Variant;
   /** AFK timeout for questions in seconds, or null when off. */
   askTimeoutS: number | null;
   maxTurns: number;
@@ -151,4 +160,8 @@ export interface PlannerEnv {
   PLANPORT_MODEL_TIMEOUT_MS?: string;
   PLANPORT_MODEL_ATTEMPTS?: string;
   PLANPORT_MODEL_BACKOFF_MS?: string;
+  /** Context budget of every model conversation (tokens); unset = each model's own window. */
+  PLANPORT_CONTEXT_TOKENS?: string;
+  /** Prices per model (JSON, dollars per million tokens) over the built-in table. */
+  PLANPORT_PRICES?: string;
 }

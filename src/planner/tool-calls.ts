@@ -1,6 +1,6 @@
-import { type Event, type ToolUseBlock, WAIT_TOOLS } from "../protocol/index.ts";
-import type { EngineState } from "./engine-state.ts";
-import { decidePermission } from "./permissions.ts";
+import { type Event, type NewEvent, type ToolUseBlock, WAIT_TOOLS } from "../protocol/index.ts";
+import type { EngineCell, EngineState } from "./engine-state.ts";
+import { type Agent, decidePermission } from "./permissions.ts";
 import type { SessionPort } from "./port.ts";
 import { findTool, type ToolOutcome, Workspace } from "./tools/index.ts";
 import { yieldToEventLoop } from "./tools/scan-budget.ts";
@@ -16,11 +16,27 @@ export const MAX_TOOL_ATTEMPTS = 2;
 
 /** What running a batch of calls did. */
 export interface CallsRun {
-  engine: EngineState;
   /** The events appended, as stored. */
   appended: Event[];
   /** The call a wait was opened for, if one was (a batch opens at most one). */
   opened: string | null;
+}
+
+/** Whose calls a batch holds, and where their start counts are kept. */
+export interface CallScope {
+  /** The engine state the start counts live in (shared by concurrent runners). */
+  engine: EngineCell;
+  /** The session's own agent, or a subagent (read-only; its results carry its Task's id). */
+  agent: Agent;
+  /** The `Task` call a subagent works for; null for the session's own calls. */
+  taskId: string | null;
+  /** Whether the session offers `Task` (deep): only then is it a known tool. */
+  offersTask: boolean;
+}
+
+/** The session's own calls (not a subagent's). */
+export function mainScope(engine: EngineCell, offersTask: boolean): CallScope {
+  return { engine, agent: "main", taskId: null, offersTask };
 }
 
 /**
@@ -33,25 +49,23 @@ export interface CallsRun {
  */
 export async function runToolCalls(
   port: SessionPort,
-  engine: EngineState,
   calls: readonly ToolUseBlock[],
+  scope: CallScope,
 ): Promise<CallsRun> {
   const planPath = port.facts.planPath;
   const workspace = new Workspace(port, planPath);
   const batch = new Set(calls.map((c) => c.id));
-  const run: CallsRun = { engine, appended: [], opened: null };
+  const run: CallsRun = { appended: [], opened: null };
   for (const call of calls) {
-    const attempts = run.engine.toolAttempts[call.id] ?? 0;
+    const attempts = startsOf(scope.engine.get(), scope.taskId)[call.id] ?? 0;
     let answer: CallAnswer;
     if (attempts >= MAX_TOOL_ATTEMPTS) answer = notFinished(call, attempts);
     else {
-      run.engine = recordStart(run.engine, call.id, batch);
-      const started = run.engine;
-      port.transaction(() => port.saveEngineState(started));
+      scope.engine.set(recordStart(scope.engine.get(), scope.taskId, call.id, batch));
       // Let the runtime commit that write before the call runs: a call that then hangs the
       // isolate must not take its own start record down with it.
       await yieldToEventLoop();
-      answer = await answerOf(port, workspace, call, planPath);
+      answer = await answerOf(port, workspace, call, planPath, scope);
     }
     if (answer.kind === "wait") {
       const wait = answer.wait;
@@ -64,12 +78,16 @@ export async function runToolCalls(
     const result = answer;
     const stored = port.transaction(() => {
       if (result.kind === "result") result.apply?.();
-      const event = toolResultEvent({
-        type: "tool_result",
-        tool_use_id: call.id,
-        content: result.kind === "denied" ? `Permission denied: ${result.reason}` : result.content,
-        is_error: result.kind === "denied" || result.isError,
-      });
+      const event: NewEvent = toolResultEvent(
+        {
+          type: "tool_result",
+          tool_use_id: call.id,
+          content:
+            result.kind === "denied" ? `Permission denied: ${result.reason}` : result.content,
+          is_error: result.kind === "denied" || result.isError,
+        },
+        scope.taskId,
+      );
       return port.appendEvents([
         result.kind === "denied" ? { ...event, permission_denied: true } : event,
       ]);
@@ -82,17 +100,40 @@ export async function runToolCalls(
 /** A tool's outcome, or the permission check's refusal (the call did not run). */
 type CallAnswer = ToolOutcome | { kind: "denied"; reason: string };
 
+/** The start counts of a scope: the session's own, or one Task's. */
+function startsOf(state: EngineState, taskId: string | null): Record<string, number> {
+  return taskId === null ? state.toolAttempts : (state.taskAttempts[taskId] ?? {});
+}
+
 /**
  * The state with one more start of `id`. Only calls of the current batch are kept: the calls
  * of earlier replies have their results (or waits), so their counts are no longer facts anyone
- * needs.
+ * needs. A subagent's counts are kept under its Task, apart from the other subagents'.
  */
-function recordStart(state: EngineState, id: string, batch: ReadonlySet<string>): EngineState {
-  const kept = Object.entries(state.toolAttempts).filter(([callId]) => batch.has(callId));
-  return {
-    ...state,
-    toolAttempts: { ...Object.fromEntries(kept), [id]: (state.toolAttempts[id] ?? 0) + 1 },
-  };
+function recordStart(
+  state: EngineState,
+  taskId: string | null,
+  id: string,
+  batch: ReadonlySet<string>,
+): EngineState {
+  const current = startsOf(state, taskId);
+  const kept = Object.entries(current).filter(([callId]) => batch.has(callId));
+  const starts = { ...Object.fromEntries(kept), [id]: (current[id] ?? 0) + 1 };
+  return taskId === null
+    ? { ...state, toolAttempts: starts }
+    : { ...state, taskAttempts: { ...state.taskAttempts, [taskId]: starts } };
+}
+
+/**
+ * The state without a Task's start counts (its Task was answered).
+ *
+ * @example
+ * forgetTask(state, "toolu_task").taskAttempts // without "toolu_task"
+ */
+export function forgetTask(state: EngineState, taskId: string): EngineState {
+  if (!Object.hasOwn(state.taskAttempts, taskId)) return state;
+  const { [taskId]: _done, ...rest } = state.taskAttempts;
+  return { ...state, taskAttempts: rest };
 }
 
 /** The answer to a call that was started and interrupted too often to try again. */
@@ -109,9 +150,17 @@ async function answerOf(
   workspace: Workspace,
   call: ToolUseBlock,
   planPath: string,
+  scope: CallScope,
 ): Promise<CallAnswer> {
   const mode = port.permissionMode();
-  const permission = decidePermission({ mode, tool: call.name, input: call.input, planPath });
+  const permission = decidePermission({
+    mode,
+    tool: call.name,
+    input: call.input,
+    planPath,
+    agent: scope.agent,
+    offersTask: scope.offersTask,
+  });
   if (permission.behavior === "deny") return { kind: "denied", reason: permission.reason };
   const tool = findTool(call.name);
   if (tool === undefined)

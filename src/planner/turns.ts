@@ -77,7 +77,16 @@ export function turnSuccess(numTurns: number): NewEvent {
   return { type: "result", subtype: "success", is_error: false, num_turns: numTurns };
 }
 
-/** The `user` event that carries one tool result. */
-export function toolResultEvent(block: ToolResultBlock): NewEvent {
-  return { type: "user", message: { role: "user", content: [block] } };
+/**
+ * The `user` event that carries one tool result; a subagent's carries its Task's id.
+ *
+ * @example
+ * toolResultEvent(block, "toolu_task").parent_tool_use_id // "toolu_task"
+ */
+export function toolResultEvent(block: ToolResultBlock, taskId: string | null = null): NewEvent {
+  return {
+    type: "user",
+    message: { role: "user", content: [block] },
+    ...(taskId !== null && { parent_tool_use_id: taskId }),
+  };
 }

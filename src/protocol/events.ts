@@ -18,6 +18,17 @@ export const TOOL_NAMES = [...READ_ONLY_TOOLS, ...WRITE_TOOLS, ...WAIT_TOOLS] as
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 /**
+ * The subagent tool of `deep` sessions: `{"description", "prompt"}` starts a read-only
+ * conversation of its own whose final text is the call's tool result (docs/PROTOCOL.md
+ * "Subagents"). Offered after {@link TOOL_NAMES} in deep sessions only.
+ */
+export const TASK_TOOL = "Task";
+/** The tools of a `deep` session, in the order `system/init` lists them. */
+export const DEEP_TOOL_NAMES = [...TOOL_NAMES, TASK_TOOL] as const;
+/** Any tool a session may offer. */
+export type SessionToolName = (typeof DEEP_TOOL_NAMES)[number];
+
+/**
  * `success` ends a turn, not the session: a session that waits for a question or a plan review
  * writes it and lives on. Every other subtype ends the session.
  */
@@ -74,6 +85,10 @@ export const SystemInitEventSchema = z.object({
   tools: z.array(z.string()),
   session_id: z.string().optional(),
   plan_file: z.string().optional(),
+  /** The planning workflow (`simple`, `visual`, `deep`); absent in logs of older servers. */
+  variant: z.string().optional(),
+  /** True when the session started from a draft (`seed_plan`): the plan file's revision 1. */
+  seed_plan: z.boolean().optional(),
 });
 
 /**
@@ -90,6 +105,10 @@ export const CompactBoundaryEventSchema = z.object({
   }),
   /** Set when a subagent's own conversation was compacted. */
   parent_tool_use_id: z.string().nullable().optional(),
+  /** planport's addition: the summary the conversation continues from. */
+  summary: z.string().optional(),
+  /** planport's addition: the plan file revision carried into the continued conversation (0: none). */
+  plan_revision: z.number().int().nonnegative().optional(),
 });
 export type CompactBoundaryEvent = z.infer<typeof CompactBoundaryEventSchema>;
 
@@ -210,4 +229,29 @@ export const FEED_LIMIT_MAX = 1000;
 /** The text of a tool result, whichever of the two protocol forms it came in. */
 export function toolResultText(content: ToolResultBlock["content"]): string {
   return typeof content === "string" ? content : content.map((b) => b.text).join("");
+}
+
+/**
+ * The `Task` call a subagent's event works for, or null for the session's own conversation
+ * (absent and null both mean top level). Readers that classify the session — a scanner, a
+ * transcript — skip events where this is not null.
+ *
+ * @example
+ * parentToolUseIdOf({ …, type: "assistant", parent_tool_use_id: "toolu_task" }) // "toolu_task"
+ */
+export function parentToolUseIdOf(event: Event): string | null {
+  const id = (event as { parent_tool_use_id?: unknown }).parent_tool_use_id;
+  return typeof id === "string" ? id : null;
+}
+
+/**
+ * The event as a compaction boundary, or null when it is not one.
+ *
+ * @example
+ * compactBoundaryOf(event)?.compact_metadata.pre_tokens // 163204
+ */
+export function compactBoundaryOf(event: Event): CompactBoundaryEvent | null {
+  if (event.type !== "system" || event.subtype !== "compact_boundary") return null;
+  const parsed = CompactBoundaryEventSchema.safeParse(event);
+  return parsed.success ? parsed.data : null;
 }

@@ -1,6 +1,12 @@
 import { z } from "zod";
 import { DECISIONS, FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, TextBlockSchema } from "./events.ts";
-import { GROUP_PATTERN, PERMISSION_MODES, PLANNER_NAMES, VARIANTS } from "./session.ts";
+import {
+  GROUP_PATTERN,
+  MAX_APPROVABLE_PLAN_CHARS,
+  PERMISSION_MODES,
+  PLANNER_NAMES,
+  VARIANTS,
+} from "./session.ts";
 
 /** Request bodies and query strings of docs/PROTOCOL.md "HTTP API", validated at the edge. */
 
@@ -55,6 +61,15 @@ export const CreateSessionSchema = z.object({
   variant: z.enum(VARIANTS).optional(),
   /** Best-of-N: sessions started together to compare plans; deciding one supersedes the rest. */
   group: z.string().regex(GROUP_PATTERN, "must be 1–64 of a-z, 0-9, _ and -").optional(),
+  /**
+   * A draft written elsewhere (the user's local agent, an editor): the plan file holds it as
+   * revision 1 before the first model call, and the planner refines it instead of starting over.
+   */
+  seed_plan: z
+    .string()
+    .min(1, "must not be empty")
+    .max(MAX_APPROVABLE_PLAN_CHARS, `must be at most ${MAX_APPROVABLE_PLAN_CHARS} characters`)
+    .optional(),
 });
 export type CreateSession = z.infer<typeof CreateSessionSchema>;
 

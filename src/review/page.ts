@@ -1,9 +1,11 @@
 import { MAX_APPROVABLE_PLAN_CHARS, type PlanFile, type Session } from "../protocol/index.ts";
+import { groupView } from "./group-view.ts";
 import { html, PAGE_HEAD_META, rawElementText, type SafeHtml } from "./html.ts";
 import { type OutlineEntry, renderPlanMarkdown } from "./markdown.ts";
 import {
   commentsPanel,
   decisionPanel,
+  groupPanel,
   messagePanel,
   outcomePanel,
   questionPanel,
@@ -13,7 +15,7 @@ import {
 import { REVIEW_SCRIPT } from "./script/index.ts";
 import { REVIEW_STYLES } from "./styles.ts";
 import { transcriptEntries } from "./transcript.ts";
-import { type ReviewData, type ReviewView, reviewView } from "./view.ts";
+import { costText, plannerLabel, type ReviewData, type ReviewView, reviewView } from "./view.ts";
 
 /**
  * The review page as one HTML document: readable without JavaScript (the plan, the outline,
@@ -62,7 +64,8 @@ function renderRegions(input: ReviewData & { now: number }): RenderedRegions {
       session.phase === "running" || session.phase === "needs_input",
     ),
     outcome: outcomePanel(view.outcome, session.id),
-    panels: html`${questionPanel(view.question)}
+    panels: html`${groupPanel(groupView(input))}
+${questionPanel(view.question)}
 ${decisionPanel(view.decision, plan)}
 ${commentsPanel(view.canComment)}
 ${messagePanel(view.canMessage)}
@@ -151,11 +154,12 @@ function capitalise(text: string): string {
 }
 
 function statusRegion(view: ReviewView, session: Session): SafeHtml {
-  const planner =
-    session.planner === "offline" ? "offline planner (no model)" : `${session.planner} planner`;
+  const cost = costText(session.usage.cost_usd);
   return html`<div data-region="status">
 <p class="status-line"><span class="phase phase-${session.phase}">${view.phaseLabel}</span>
-<span class="planner">${planner}</span>
+<span class="planner">${plannerLabel(session.planner)}</span>
+${session.variant ? html`<span class="variant">${session.variant} variant</span>` : ""}
+${cost ? html`<span class="cost" title="model cost of this session so far">${cost}</span>` : ""}
 ${session.reject_count > 0 ? html`<span class="revisions">${session.reject_count} ${session.reject_count === 1 ? "round" : "rounds"} of feedback</span>` : ""}</p>
 <p class="phase-hint">${view.phaseHint}</p>
 </div>`;

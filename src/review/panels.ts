@@ -1,4 +1,5 @@
 import type { PlanFile } from "../protocol/index.ts";
+import type { GroupView } from "./group-view.ts";
 import { html, type SafeHtml } from "./html.ts";
 import type { TranscriptEntry } from "./transcript.ts";
 import type { DecisionView, OutcomeView, QuestionView } from "./view.ts";
@@ -17,6 +18,28 @@ export const SHORTEN_REQUEST =
 
 /** The transcript shows this many of the latest entries; earlier ones are counted, not shown. */
 export const TRANSCRIPT_MAX_ENTRIES = 300;
+
+/**
+ * The other plans of a best-of-N group: a link to each one's review page, its phase, and how
+ * it came out; and the link to the side-by-side comparison. Hidden when the session is in none.
+ */
+export function groupPanel(view: GroupView | null): SafeHtml {
+  if (!view) return html`<section data-region="group" hidden></section>`;
+  const items = view.members.map(
+    (m) => html`<li class="group-member${m.self ? " group-self" : ""}">
+${m.self ? html`<span class="group-title" aria-current="page">${m.title}</span> <span class="chip">this plan</span>` : html`<a class="group-title" href="${m.reviewUrl}" data-sibling="${m.id}">${m.title}</a>`}
+<span class="group-meta">${m.planner}${m.variant ? ` · ${m.variant}` : ""} · ${m.phaseLabel}${m.cost ? ` · ${m.cost}` : ""}</span>
+${m.verdict ? html`<span class="verdict verdict-${m.verdict}">${m.verdict === "chosen" ? "chosen" : "superseded"}</span>` : ""}
+</li>`,
+  );
+  const total = view.members.length;
+  return html`<section data-region="group" class="panel" aria-labelledby="group-heading">
+<h2 id="group-heading">Plans in this group</h2>
+<p class="hint">${view.ready} of ${total} ${total === 1 ? "plan" : "plans"} ready. Deciding one (approve, or send to terminal) archives the others.</p>
+<ol class="group-members">${items}</ol>
+<p><a href="${view.compareUrl}">Compare the plans side by side</a></p>
+</section>`;
+}
 
 export function questionPanel(view: QuestionView | null): SafeHtml {
   if (!view) return html`<section data-region="question" data-key="" hidden></section>`;

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { type Failure, type Result, SESSION_ID_PATTERN } from "../protocol/index.ts";
+import { renderComparePage } from "./compare.ts";
 import { notFoundPage, unavailablePage } from "./error-page.ts";
 import { newNonce, reviewHeaders } from "./headers.ts";
 import { renderReviewPage, renderReviewRegions } from "./page.ts";
@@ -8,7 +9,8 @@ import type { ReviewData } from "./view.ts";
 /**
  * `GET /review/:id?key=<review_key>`: the review page, for holders of the review link (no
  * bearer token). With `&part=regions` it answers only the page's swappable regions (no script,
- * no style): the open page fetches that to refresh itself. The route validates, asks the injected loader for the session as the key's
+ * no style): the open page fetches that to refresh itself. With `&compare=1` it answers the
+ * plans of the session's best-of-N group side by side (compare.ts). The route validates, asks the injected loader for the session as the key's
  * holder may see it, and renders. It knows nothing of the session Durable Object: the worker
  * entry wires the loader to it.
  */
@@ -44,6 +46,11 @@ export function reviewRoutes<Bindings extends object>(
     if (!SESSION_ID_PATTERN.test(id) || !REVIEW_KEY_PATTERN.test(key)) return notFound();
     const loaded = await loaderFor(c.env).loadReview(id, key);
     if (!loaded.ok) return loaded.error.status === 404 ? notFound() : unavailable(loaded.error);
+    if (c.req.query("compare") === "1") {
+      const nonce = newNonce();
+      const page = renderComparePage({ ...loaded.value, nonce });
+      return new Response(page, { status: 200, headers: reviewHeaders(nonce) });
+    }
     if (c.req.query("part") === "regions") {
       const regions = renderReviewRegions({ ...loaded.value, now: Date.now() });
       return new Response(regions, { status: 200, headers: reviewHeaders() });

@@ -29,7 +29,7 @@ h3 { font-size: 1rem; margin: 1rem 0 .4rem; }
 .phase-needs_input, .phase-plan_ready { background: var(--attention-wash); border-color: var(--attention); color: var(--attention); }
 .phase-executing { background: #e8f0fd; border-color: var(--accent); color: var(--accent); }
 .phase-done { background: #e9f6ec; border-color: var(--ok); color: var(--ok); }
-.planner, .revisions { color: var(--muted); font-size: .9rem; }
+.planner, .revisions, .variant, .cost { color: var(--muted); font-size: .9rem; }
 .phase-hint { margin: .3rem 0 0; }
 .connection { margin: .3rem 0 0; color: var(--danger); }
 .layout { display: grid; grid-template-columns: 15rem minmax(0, 1fr) 25rem; gap: 1.25rem; padding: 1.25rem 1.5rem; align-items: start; }
@@ -108,4 +108,13 @@ summary { cursor: pointer; font-weight: 600; }
 .diff-file { font-weight: 700; }
 .floating-comment { position: absolute; z-index: 20; margin: 0; box-shadow: 0 2px 8px rgba(0,0,0,.2); background: var(--accent); color: var(--accent-ink); border-color: var(--accent); }
 .noscript { margin: 0 1.5rem 1.5rem; }
+.group-members { margin: .4rem 0; padding-left: 1.2rem; }
+.group-member { margin: .35rem 0; overflow-wrap: anywhere; }
+.group-title { font-weight: 600; }
+.group-meta { display: block; color: var(--muted); font-size: .88rem; }
+.verdict { font-size: .8rem; font-weight: 600; text-transform: uppercase; letter-spacing: .04em; }
+.verdict-chosen { color: var(--ok); } .verdict-superseded { color: var(--muted); }
+.compare { display: grid; grid-auto-flow: column; grid-auto-columns: minmax(22rem, 1fr); gap: 1rem; padding: 1.25rem 1.5rem; overflow-x: auto; align-items: start; }
+.compare-column { min-width: 0; }
+.compare-column .plan-meta p { margin: 0 0 .4rem; }
 `;

@@ -25,6 +25,17 @@ export interface ReviewData {
   events: readonly Event[];
   /** The session's decisions, oldest first (the transcript's feedback details); none when absent. */
   decisions?: readonly PlanDecisionRecord[];
+  /** The session's best-of-N group (this session among its members); absent or null when none. */
+  group?: ReviewGroup | null;
+}
+
+/**
+ * A best-of-N group as the loader gives it: every member is a session of the same owner and
+ * group, read with the owner's access (so each carries its own review link).
+ */
+export interface ReviewGroup {
+  name: string;
+  members: readonly { session: Session; plan: PlanFile | null }[];
 }
 
 /** Phase names as the page shows them (SPEC: researching / needs your input / …). */
@@ -35,6 +46,9 @@ export const PHASE_LABELS: Readonly<Record<SessionPhase, string>> = {
   executing: "executing",
   done: "done",
 };
+
+/** The terminated outcome's subtype of a session whose group chose another plan. */
+export const SUPERSEDED = "superseded";
 
 /** An action the page offers, or the sentence that says why it does not. */
 export type Offer = { offered: true } | { offered: false; reason: string };
@@ -79,7 +93,7 @@ export interface DecisionView {
 }
 
 export interface OutcomeView {
-  kind: "executing" | "executed" | "teleported" | "ended" | "stopped";
+  kind: "executing" | "executed" | "teleported" | "ended" | "stopped" | "superseded";
   title: string;
   text: string;
   /** Remote execution finished: show the diff and the pull command. */
@@ -234,7 +248,9 @@ function phaseHint(session: Session, asking: boolean, deciding: boolean): string
         case "teleport":
           return "The plan was approved and sent to your terminal.";
         case "terminated":
-          return "The session ended before a plan was approved.";
+          return session.outcome.subtype === SUPERSEDED
+            ? "Another plan of this group was chosen; this session is archived."
+            : "The session ended before a plan was approved.";
         default:
           return session.status === "archived"
             ? "This session was stopped."
@@ -272,6 +288,14 @@ function outcomeView(session: Session, events: readonly Event[]): OutcomeView | 
       showChanges: false,
     };
   }
+  if (outcome?.kind === "terminated" && outcome.subtype === SUPERSEDED) {
+    return {
+      kind: "superseded",
+      title: "Superseded: another plan of this group was chosen",
+      text: "A plan of another session of this group was approved or sent to a terminal, so this session was archived. Nothing more happens here.",
+      showChanges: false,
+    };
+  }
   const ending = lastEnding(events);
   if (outcome?.kind === "terminated" || (ending && ending.subtype !== "archived")) {
     const subtype = outcome?.subtype ?? ending?.subtype ?? "error";
@@ -300,4 +324,22 @@ function lastEnding(events: readonly Event[]): Extract<Event, { type: "result" }
     if (event.type === "result" && ENDING_RESULT_SUBTYPES.includes(event.subtype)) return event;
   }
   return undefined;
+}
+
+/**
+ * A cost in US dollars as the page shows it, or null when unknown: cents from a cent on, four
+ * decimals below (a short offline or cached session costs fractions of a cent).
+ *
+ * @example
+ * costText(0.01234) // "$0.0123"
+ * costText(1.5) // "$1.50"
+ */
+export function costText(usd: number | null | undefined): string | null {
+  if (typeof usd !== "number" || !Number.isFinite(usd)) return null;
+  return usd >= 0.01 || usd === 0 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`;
+}
+
+/** How the page names a planner (the offline one says it uses no model). */
+export function plannerLabel(planner: string): string {
+  return planner === "offline" ? "offline planner (no model)" : `${planner} planner`;
 }

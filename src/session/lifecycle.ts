@@ -24,12 +24,15 @@ export function requestStep(sql: SqlStorage, nowMs: number): void {
  * Archives the session: closes any wait, writes the one `result/archived` event, keeps a
  * teleport or approval outcome (else records `terminated`), stops the loop and sets the purge
  * time. Archiving an archived session changes nothing (the caller answers with its state).
+ * `subtype` is the terminated outcome's: `archived` (stopped), or `superseded` (a sibling of its
+ * best-of-N group was chosen; groups.ts).
  */
 export function archiveSession(
   sql: SqlStorage,
   row: SessionRow,
   nowMs: number,
   retentionMs: number,
+  subtype: "archived" | "superseded" = "archived",
 ): void {
   if (row.archived_at !== null) return;
   closeAnyWait(sql, nowMs);
@@ -40,7 +43,7 @@ export function archiveSession(
   );
   updateRow(sql, {
     archived_at: nowMs,
-    ...terminatedUnlessDecided(row, "archived"),
+    ...terminatedUnlessDecided(row, subtype),
     step_due_at: null,
     afk_due_at: null,
     purge_due_at: row.purge_due_at ?? nowMs + retentionMs,

@@ -1,4 +1,4 @@
-import type { PermissionMode, ResolvedPlanner, ScriptedTurn } from "../protocol/index.ts";
+import type { PermissionMode, ResolvedPlanner, ScriptedTurn, Variant } from "../protocol/index.ts";
 import { appendEvents } from "./event-log.ts";
 import { initEvent } from "./init-event.ts";
 import { requestStep } from "./lifecycle.ts";
@@ -17,6 +17,9 @@ export interface NewSession {
   prompt: string;
   title: string;
   planner: ResolvedPlanner;
+  variant: Variant;
+  /** The best-of-N group, or null. */
+  group: string | null;
   prePlanMode: PermissionMode;
   askTimeoutS: number | null;
   instructions: string | null;
@@ -36,7 +39,11 @@ export function writeNewSession(sql: SqlStorage, input: NewSession, nowMs: numbe
   if (readRow(sql) !== null) throw new Error(`Session ${input.id} already exists.`);
   const planPath = planPathFor(input.id);
   insertRow(sql, newRow(input, planPath, nowMs));
-  appendEvents(sql, [initEvent({ id: input.id, planner: input.planner, planPath })], nowMs);
+  appendEvents(
+    sql,
+    [initEvent({ id: input.id, planner: input.planner, planPath, variant: input.variant })],
+    nowMs,
+  );
   if (input.autostart) requestStep(sql, nowMs);
 }
 
@@ -48,6 +55,8 @@ function newRow(input: NewSession, planPath: string, now: number): SessionRecord
     title: input.title,
     prompt: input.prompt,
     planner: input.planner,
+    variant: input.variant,
+    group_name: input.group,
     instructions: input.instructions,
     ask_timeout_s: input.askTimeoutS,
     max_turns: input.maxTurns,
@@ -64,6 +73,7 @@ function newRow(input: NewSession, planPath: string, now: number): SessionRecord
     executed: 0,
     input_tokens: 0,
     output_tokens: 0,
+    cost_usd: 0,
     engine_state: null,
     step_due_at: null,
     wake_seq: 0,

@@ -1,11 +1,31 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
 import { deleteSnapshot } from "../snapshot/index.ts";
+import {
+  choiceOf,
+  claimChoice,
+  confirmChoice,
+  dueChoices,
+  GROUP_INDEX_MIGRATIONS,
+  type GroupClaim,
+  groupOf,
+  groupPage,
+  joinGroup,
+  leaveGroup,
+  nextChoiceCheck,
+  releaseChoice,
+  settled,
+  siblingsOf,
+} from "./group-choices.ts";
+import { supersedeSiblings } from "./groups.ts";
+import { sessionStub } from "./sessions.ts";
 
 /**
  * One Durable Object per owner (`OWNERS.idFromName(owner)`): the owner's session ids, newest
  * first (ids sort by creation time), and which snapshot each uses, so retention deletes a
- * snapshot from R2 only when no session of the owner still needs it. Chosen over D1: no
+ * snapshot from R2 only when no session of the owner still needs it; and the best-of-N groups,
+ * of which it is the arbiter (groups.ts: which session of a group was chosen, and the archiving
+ * of the others). Chosen over D1: no
  * provisioning or migration command, identical under `wrangler dev` and in production,
  * strongly consistent per owner, and it spreads across owners.
  */
@@ -23,6 +43,7 @@ const MIGRATIONS = [
     snapshot_id TEXT NOT NULL,
     PRIMARY KEY (owner, snapshot_id)
   )`,
+  ...GROUP_INDEX_MIGRATIONS,
 ];
 
 const ORPHAN_RETRY_MS = 3_600_000;
@@ -32,7 +53,14 @@ export interface SessionIdPage {
   hasMore: boolean;
 }
 
+/** Why a session could not be registered: its group already chose another session's plan. */
+export interface GroupClosed {
+  chosen: string;
+}
+
 export class OwnerIndex extends DurableObject<Env> {
+  /** Milliseconds since the epoch. A seam: tests move it to reach the arbiter's checks. */
+  clock: () => number = () => Date.now();
   private readonly sql: SqlStorage;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -43,19 +71,89 @@ export class OwnerIndex extends DurableObject<Env> {
     });
   }
 
-  /** Registers a new session (before it is created, so its snapshot is counted as in use). */
-  add(sessionId: string, snapshotId: string | null, createdAtMs: number): void {
-    this.sql.exec(
-      "INSERT OR IGNORE INTO sessions (id, snapshot_id, created_at) VALUES (?, ?, ?)",
-      sessionId,
-      snapshotId,
-      createdAtMs,
-    );
+  /**
+   * Registers a new session (before it is created, so its snapshot is counted as in use), in
+   * its best-of-N group when it has one. Answers null, or (nothing registered) the session a
+   * group already chose.
+   */
+  add(
+    sessionId: string,
+    snapshotId: string | null,
+    createdAtMs: number,
+    group: string | null = null,
+  ): GroupClosed | null {
+    return this.ctx.storage.transactionSync(() => {
+      if (group !== null) {
+        const chosen = joinGroup(this.sql, group, sessionId);
+        if (chosen !== null) return { chosen };
+      }
+      this.sql.exec(
+        "INSERT OR IGNORE INTO sessions (id, snapshot_id, created_at) VALUES (?, ?, ?)",
+        sessionId,
+        snapshotId,
+        createdAtMs,
+      );
+      return null;
+    });
   }
 
   /** Forgets a session whose creation failed; its snapshot is left alone. */
   remove(sessionId: string): void {
-    this.sql.exec("DELETE FROM sessions WHERE id = ?", sessionId);
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM sessions WHERE id = ?", sessionId);
+      leaveGroup(this.sql, sessionId);
+    });
+  }
+
+  /**
+   * A page of a group's session ids, newest first: one range read of the group's index.
+   *
+   * @example await index.listGroup("bo3-x1", 20) // { ids: ["ses_…", "ses_…", "ses_…"], hasMore: false }
+   */
+  listGroup(group: string, limit: number, before?: string): SessionIdPage {
+    return groupPage(this.sql, group, limit, before);
+  }
+
+  /** The group of a session and all its members, oldest first; null when it is in none. */
+  groupMembers(sessionId: string): { group: string; ids: string[] } | null {
+    const group = groupOf(this.sql, sessionId);
+    if (group === null) return null;
+    return { group, ids: groupPage(this.sql, group, 100).ids.reverse() };
+  }
+
+  /**
+   * The arbiter's first step: a session about to record an approval or a teleport claims its
+   * group. The first claim wins (groups.ts); the alarm checks it later in case the session
+   * crashed before confirming.
+   */
+  async claimGroup(sessionId: string): Promise<GroupClaim> {
+    const claim = this.ctx.storage.transactionSync(() =>
+      claimChoice(this.sql, sessionId, this.clock()),
+    );
+    if (claim.kind === "won") await this.scheduleAlarm();
+    return claim;
+  }
+
+  /** The claimed decision was refused: the group is open again. */
+  releaseGroup(sessionId: string): void {
+    releaseChoice(this.sql, sessionId);
+  }
+
+  /**
+   * The chosen session's decision committed: confirm it and archive every sibling
+   * (idempotent). What cannot be done now is retried by the alarm.
+   */
+  async settleGroup(sessionId: string): Promise<void> {
+    const group = groupOf(this.sql, sessionId);
+    if (group === null) return;
+    const chosen = confirmChoice(this.sql, group, sessionId, this.clock());
+    if (chosen !== sessionId) {
+      console.error(
+        `planport: ${sessionId} decided although ${chosen} holds group ${group}; it is left as it is`,
+      );
+      return;
+    }
+    await this.finishChoice(group, chosen);
   }
 
   /**
@@ -100,7 +198,10 @@ export class OwnerIndex extends DurableObject<Env> {
         sessionId,
       )
       .toArray()[0];
-    this.sql.exec("DELETE FROM sessions WHERE id = ?", sessionId);
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM sessions WHERE id = ?", sessionId);
+      leaveGroup(this.sql, sessionId);
+    });
     const snapshotId = row?.snapshot_id ?? null;
     if (snapshotId === null) return;
     const stillUsed =
@@ -116,7 +217,51 @@ export class OwnerIndex extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    await this.checkChoices();
     await this.deleteOrphans();
+  }
+
+  /**
+   * Unfinished choices whose check is due: an unconfirmed claim is confirmed or dropped after
+   * asking its session whether it recorded the decision (it crashed between its claim and its
+   * confirmation); a confirmed one has its siblings archived again.
+   */
+  private async checkChoices(): Promise<void> {
+    for (const due of dueChoices(this.sql, this.clock())) {
+      try {
+        if (due.confirmed_at === null) {
+          const decided = await sessionStub(this.env, due.session_id).chosenPlan();
+          // Unchanged while we asked? (Another request may have confirmed or released it.)
+          const now = choiceOf(this.sql, due.group_name);
+          if (now === null || now.session_id !== due.session_id || now.confirmed_at !== null) {
+            continue;
+          }
+          if (!decided) {
+            releaseChoice(this.sql, due.session_id);
+            continue;
+          }
+          confirmChoice(this.sql, due.group_name, due.session_id, this.clock());
+        }
+        await this.finishChoice(due.group_name, due.session_id);
+      } catch (err) {
+        settled(this.sql, due.group_name, false, this.clock());
+        console.error(`planport: checking group ${due.group_name} failed; retrying later`, err);
+      }
+    }
+    await this.scheduleAlarm();
+  }
+
+  private async finishChoice(group: string, chosen: string): Promise<void> {
+    const done = await supersedeSiblings(this.env, siblingsOf(this.sql, group, chosen), chosen);
+    settled(this.sql, group, done, this.clock());
+    await this.scheduleAlarm();
+  }
+
+  /** Sets the alarm for the earliest unfinished choice, unless an earlier one is set already. */
+  private async scheduleAlarm(): Promise<void> {
+    const due = nextChoiceCheck(this.sql);
+    if (due === null) return;
+    await this.setAlarmBy(due);
   }
 
   private async deleteOrphans(): Promise<void> {
@@ -143,6 +288,19 @@ export class OwnerIndex extends DurableObject<Env> {
         console.error(`planport: deleting snapshot ${snapshot_id} failed; retrying later`, err);
       }
     }
-    if (failed) await this.ctx.storage.setAlarm(Date.now() + ORPHAN_RETRY_MS);
+    if (failed) {
+      await this.setAlarmBy(Date.now() + ORPHAN_RETRY_MS);
+    }
+  }
+
+  /**
+   * The one alarm serves the orphan snapshots and the group checks: set it to `at` unless it
+   * will fire earlier anyway (one that is firing now, or is past due, counts as unset).
+   */
+  private async setAlarmBy(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current <= Date.now() || current > at) {
+      await this.ctx.storage.setAlarm(at);
+    }
   }
 }

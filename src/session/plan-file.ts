@@ -21,6 +21,23 @@ export function readPlan(sql: SqlStorage, path: string): PlanFile | null {
   };
 }
 
+/** One stored revision (1 is the first), or null when there is none of that number. */
+export function readPlanRevision(sql: SqlStorage, path: string, revision: number): PlanFile | null {
+  const row = sql
+    .exec<{ revision: number; content: string; edited_by_user: number }>(
+      "SELECT revision, content, edited_by_user FROM plan_revisions WHERE revision = ?",
+      revision,
+    )
+    .toArray()[0];
+  if (!row) return null;
+  return {
+    path,
+    content: row.content,
+    revision: row.revision,
+    edited_by_user: row.edited_by_user === 1,
+  };
+}
+
 /**
  * Writes a new revision and returns it.
  *

@@ -1,4 +1,4 @@
-import type { PlannerName, ResolvedPlanner } from "../protocol/index.ts";
+import type { PlannerName, ResolvedPlanner, Variant } from "../protocol/index.ts";
 import { fail, ok, type Refusal } from "../protocol/index.ts";
 import type { SessionResult } from "./result.ts";
 
@@ -71,3 +71,26 @@ function unavailable(name: string, how: string): Refusal {
 export function canExecuteRemotely(planner: ResolvedPlanner): boolean {
   return planner !== "offline";
 }
+
+/**
+ * Whether a planner can run a workflow. `deep` needs a model behind the planner (its subagents
+ * are conversations of their own): the offline planner has none, and a scripted replay is one
+ * conversation. Every planner runs `simple` and `visual`.
+ *
+ * @example
+ * checkVariant("offline", "deep").ok // false: 400 variant_unavailable
+ */
+export function checkVariant(planner: ResolvedPlanner, variant: Variant): SessionResult<Variant> {
+  if (variant !== "deep" || DEEP_PLANNERS.includes(planner)) return ok(variant);
+  const why =
+    planner === "offline"
+      ? "the offline planner has no model to run the parallel explorer and critique subagents"
+      : "a scripted replay is a single conversation";
+  return fail(
+    400,
+    "variant_unavailable",
+    `The ${planner} planner cannot run the deep variant: ${why}. Choose the simple or visual variant, or a model planner (anthropic, openai or workers-ai).`,
+  );
+}
+
+const DEEP_PLANNERS: readonly ResolvedPlanner[] = ["anthropic", "openai", "workers-ai"];

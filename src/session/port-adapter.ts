@@ -11,7 +11,7 @@ import type {
 import { appendEvents, listEvents } from "./event-log.ts";
 import { endSession } from "./lifecycle.ts";
 import { listOverlay, readOverlay, writeOverlay } from "./overlay.ts";
-import { readPlan, writePlan } from "./plan-file.ts";
+import { readPlan, readPlanRevision, writePlan } from "./plan-file.ts";
 import { listDecisions } from "./record-decision.ts";
 import {
   hasEnded,
@@ -103,6 +103,10 @@ export class SessionPortAdapter implements SessionPort {
     return readPlan(this.sql, this.facts.planPath);
   }
 
+  readPlanRevision(revision: number): PlanFile | null {
+    return readPlanRevision(this.sql, this.facts.planPath, revision);
+  }
+
   writePlan(content: string, opts?: { editedByUser?: boolean }): PlanFile {
     this.liveRow();
     return writePlan(
@@ -152,12 +156,15 @@ export class SessionPortAdapter implements SessionPort {
     updateRow(this.sql, { afk_due_at: null, updated_at: now });
   }
 
-  addUsage(usage: Usage): void {
-    // Recorded even after the end: the model call happened and was paid for.
+  addUsage(usage: Usage, costUsd: number | null): void {
+    // Recorded even after the end: the model call happened and was paid for. An unknown price
+    // makes the total unknown (NULL) for good: a partial sum would look like a real one.
     this.sql.exec(
-      "UPDATE session SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?",
+      `UPDATE session SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+        cost_usd = cost_usd + ?`,
       usage.input_tokens,
       usage.output_tokens,
+      costUsd,
     );
   }
 
@@ -197,6 +204,7 @@ function factsOf(row: SessionRow, texts: SessionTexts): SessionFacts {
     planner: row.planner,
     planPath: row.plan_path,
     instructions: texts.instructions,
+    variant: row.variant,
     askTimeoutS: row.ask_timeout_s,
     maxTurns: row.max_turns,
     script: texts.script === null ? null : (JSON.parse(texts.script) as ScriptedTurn[]),

@@ -103,6 +103,17 @@ const MIGRATIONS: readonly (readonly MigrationStep[])[] = [
     // Events written before their records were fields: decisions, answers, denials.
     backfillEventRecords,
   ],
+  [
+    // The planning workflow and the best-of-N group, as given at creation.
+    "ALTER TABLE session ADD COLUMN variant TEXT NOT NULL DEFAULT 'simple'",
+    "ALTER TABLE session ADD COLUMN group_name TEXT",
+    // What the model calls cost in dollars; NULL once a call's price was unknown (NULL + x is
+    // NULL in SQL, so it stays unknown). Older sessions priced nothing: a model planner's
+    // tokens are of unknown cost, the offline planner and scripted replays cost nothing.
+    "ALTER TABLE session ADD COLUMN cost_usd REAL DEFAULT 0",
+    `UPDATE session SET cost_usd = NULL
+      WHERE planner NOT IN ('offline', 'scripted') AND (input_tokens > 0 OR output_tokens > 0)`,
+  ],
 ];
 
 /**

@@ -17,6 +17,14 @@ import { openSnapshot } from "../snapshot/index.ts";
 import { admits, type Identity, readIdentity } from "./access.ts";
 import { restoreAlarm, scheduleAlarm } from "./alarm.ts";
 import { feedPage, listEvents } from "./event-log.ts";
+import {
+  afterDecision,
+  claimBeforeDecision,
+  hasChosenPlan,
+  loadGroup,
+  type SessionGroup,
+  supersedeSession,
+} from "./groups.ts";
 import { eventSeq } from "./ids.ts";
 import { archiveSession } from "./lifecycle.ts";
 import { failedStep, followStep } from "./loop-driver.ts";
@@ -65,6 +73,8 @@ export class SessionObject extends DurableObject<Env> {
   clock: () => number = () => Date.now();
   /** One step of the planning engine. A seam: tests of the loop driver put a test double here. */
   planningStep: (port: SessionPort, env: Env) => Promise<StepResult> = step;
+  /** What follows a decision in a best-of-N group. A seam: tests crash the object here. */
+  settleGroup: typeof afterDecision = afterDecision;
   private readonly sql: SqlStorage;
   /** Who may see the session (never changes once created); undefined until first read. */
   private identity: Identity | null | undefined;
@@ -180,10 +190,17 @@ export class SessionObject extends DurableObject<Env> {
 
   /**
    * Decides the pending ExitPlanMode. No `await` from the check to the insert: concurrent
-   * decisions serialise in this object, and all but the first get 409.
+   * decisions serialise in this object, and all but the first get 409. In a best-of-N group an
+   * approval or teleport first claims the group, and once it committed the siblings are
+   * superseded (groups.ts), both outside the decision's transaction.
    */
   async decide(access: Access, body: Decision, origin: string): Promise<SessionResult<Session>> {
-    const row = this.allowedRow(access);
+    const before = this.allowedRow(access);
+    if (before === null) return NOT_FOUND;
+    const claim = await claimBeforeDecision(this.env, before, body.decision);
+    if (!claim.ok) return claim;
+    // Read again: other requests may have changed the session while the claim was made.
+    const row = readRow(this.sql);
     if (row === null) return NOT_FOUND;
     const result = this.ctx.storage.transactionSync(() =>
       recordDecision(this.sql, row, body, {
@@ -192,9 +209,41 @@ export class SessionObject extends DurableObject<Env> {
         retentionMs: this.retentionMs(),
       }),
     );
-    if (!result.ok) return result;
+    if (result.ok) await this.scheduleAlarm();
+    if (claim.value?.kind === "won") {
+      // Durable before the arbiter hears of it: superseding the siblings of a decision that a
+      // crash then lost would leave the group with no plan at all.
+      await this.ctx.storage.sync();
+      // A refusal gives the claim back, unless a concurrent request on this session chose the plan.
+      await this.settleGroup(this.env, row, claim.value, result.ok || hasChosenPlan(this.sql));
+    }
+    return result.ok ? this.view(origin) : result;
+  }
+
+  /**
+   * A sibling of this session's group was chosen: archive this one as superseded (idempotent;
+   * a session that has ended keeps its ending). Called by the owner index, the group's arbiter.
+   */
+  async supersede(chosenId: string): Promise<void> {
+    const row = hasSchema(this.sql) ? readRow(this.sql) : null;
+    if (row === null || row.id === chosenId) return;
+    this.ctx.storage.transactionSync(() =>
+      supersedeSession(this.sql, row, this.clock(), this.retentionMs()),
+    );
     await this.scheduleAlarm();
-    return this.view(origin);
+  }
+
+  /** Whether this session recorded an approval or a teleport (the group arbiter's check). */
+  chosenPlan(): boolean {
+    return hasSchema(this.sql) && hasChosenPlan(this.sql);
+  }
+
+  /** The session's best-of-N group with every member's state and plan; null when in none. */
+  async group(access: Access, origin: string): Promise<SessionResult<SessionGroup | null>> {
+    const row = this.allowedRow(access);
+    if (row === null) return NOT_FOUND;
+    if (row.group_name === null) return ok(null);
+    return ok(await loadGroup(this.env, row.owner, row.id, origin));
   }
 
   /** Stops the session for good; idempotent (one `result/archived` event, ever). */

@@ -1,4 +1,4 @@
-import type { OutcomeKind, PermissionMode, ResolvedPlanner } from "../protocol/index.ts";
+import type { OutcomeKind, PermissionMode, ResolvedPlanner, Variant } from "../protocol/index.ts";
 
 /**
  * The session row: what a session was created with and the state that is not in the log.
@@ -12,6 +12,10 @@ export interface SessionRow {
   review_key: string;
   title: string;
   planner: ResolvedPlanner;
+  /** The planning workflow. */
+  variant: Variant;
+  /** The best-of-N group the session was created in, or null. */
+  group_name: string | null;
   ask_timeout_s: number | null;
   max_turns: number;
   snapshot_id: string | null;
@@ -28,6 +32,8 @@ export interface SessionRow {
   executed: number;
   input_tokens: number;
   output_tokens: number;
+  /** Dollars the model calls cost; null once a call's price was unknown. */
+  cost_usd: number | null;
   /** A loop step is due at this time (and stays set while it runs). */
   step_due_at: number | null;
   /** Bumped by every request for a step, so a step can tell it was asked for again meanwhile. */
@@ -60,6 +66,8 @@ const ROW_COLUMNS = [
   "review_key",
   "title",
   "planner",
+  "variant",
+  "group_name",
   "ask_timeout_s",
   "max_turns",
   "snapshot_id",
@@ -74,6 +82,7 @@ const ROW_COLUMNS = [
   "executed",
   "input_tokens",
   "output_tokens",
+  "cost_usd",
   "step_due_at",
   "wake_seq",
   "afk_due_at",

@@ -33,13 +33,24 @@ export function sessionView(row: SessionRow, pending: Pending | null, origin: st
     reject_count: row.reject_count,
     outcome,
     review_url: `${origin}/review/${row.id}?key=${encodeURIComponent(row.review_key)}`,
-    usage: { input_tokens: row.input_tokens, output_tokens: row.output_tokens },
+    usage: {
+      input_tokens: row.input_tokens,
+      output_tokens: row.output_tokens,
+      cost_usd: row.cost_usd === null ? null : roundCost(row.cost_usd),
+    },
+    variant: row.variant,
+    group: row.group_name,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     pending,
     snapshot_id: row.snapshot_id,
     terminal_polled_at: row.terminal_polled_at === null ? null : iso(row.terminal_polled_at),
   };
+}
+
+/** Dollars to a millionth: the float sum of many small costs carries noise below that. */
+function roundCost(dollars: number): number {
+  return Math.round(dollars * 1e6) / 1e6;
 }
 
 function iso(ms: number): string {

@@ -4,7 +4,7 @@ import type { CreateSession, Session, SessionList } from "../protocol/index.ts";
 import { fail, ok } from "../protocol/index.ts";
 import { snapshotExists } from "../snapshot/index.ts";
 import { newReviewKey, newSessionId } from "./ids.ts";
-import { resolvePlanner } from "./planners.ts";
+import { checkVariant, resolvePlanner } from "./planners.ts";
 import type { SessionResult } from "./result.ts";
 import { MAX_STORED_JSON_CHARS } from "./schema.ts";
 import type { SessionObject } from "./session-object.ts";
@@ -32,7 +32,10 @@ export type SessionApi = {
     | "changes"
     | "message"
     | "decide"
-    | "archive"]: (
+    | "archive"
+    | "supersede"
+    | "chosenPlan"
+    | "group"]: (
     ...args: Parameters<SessionObject[K]>
   ) => Promise<Awaited<ReturnType<SessionObject[K]>>>;
 };
@@ -77,6 +80,8 @@ export async function createSession(
     allowScripted: config.allowScripted,
   });
   if (!planner.ok) return planner;
+  const variant = checkVariant(planner.value, body.variant ?? "simple");
+  if (!variant.ok) return variant;
   if (planner.value === "scripted" && (body.script === undefined || body.script.length === 0)) {
     return fail(
       400,
@@ -105,7 +110,14 @@ export async function createSession(
   const index = ownerIndexStub(env, owner);
   const snapshotId = body.snapshot_id ?? null;
   // Registered first: from here on retention will not delete the snapshot under us.
-  await index.add(id, snapshotId, now);
+  const closed = await index.add(id, snapshotId, now, body.group ?? null);
+  if (closed !== null) {
+    return fail(
+      409,
+      "already_decided",
+      `Group ${body.group} already chose the plan of ${closed.chosen}; start a new group to compare again.`,
+    );
+  }
   if (
     snapshotId !== null &&
     !(await ownsSnapshot(env, owner, snapshotId, () => index.remove(id)))
@@ -124,6 +136,8 @@ export async function createSession(
     prompt: body.prompt,
     title: body.title ?? titleFrom(body.prompt),
     planner: planner.value,
+    variant: variant.value,
+    group: body.group ?? null,
     prePlanMode:
       body.permission_mode && body.permission_mode !== "plan" ? body.permission_mode : "default",
     askTimeoutS: body.ask_timeout_s ?? null,
@@ -139,16 +153,21 @@ export async function createSession(
 }
 
 /**
- * The owner's sessions, newest first, `limit` per page, older than `before` when given. Each
- * session's state is read from its own object, so the list is never stale.
+ * The owner's sessions, newest first, `limit` per page, older than `before` when given; only
+ * those of the best-of-N `group` when given (an indexed read of the group). Each session's
+ * state is read from its own object, so the list is never stale.
  */
 export async function listSessions(
   env: Env,
   owner: string,
-  query: { limit: number; before?: string },
+  query: { limit: number; before?: string; group?: string },
   origin: string,
 ): Promise<SessionResult<SessionList>> {
-  const page = await ownerIndexStub(env, owner).list(query.limit, query.before);
+  const index = ownerIndexStub(env, owner);
+  const page =
+    query.group === undefined
+      ? await index.list(query.limit, query.before)
+      : await index.listGroup(query.group, query.limit, query.before);
   const access = { kind: "owner", owner } as const;
   const sessions = await Promise.all(
     page.ids.map((id) => sessionStub(env, id).get(access, origin)),

@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { benchClassifier } from "./classifier.ts";
 import { benchClientPolling } from "./client.ts";
 import { benchDecision } from "./decision.ts";
+import { benchDeep } from "./deep.ts";
 import { benchFeed, type FeedResult } from "./feed.ts";
 import { benchGrep } from "./grep.ts";
 import { benchLoad } from "./load.ts";
@@ -13,7 +14,7 @@ import { benchSnapshot } from "./snapshot.ts";
 import { startBenchWorker } from "./worker.ts";
 
 /**
- * `npm run bench`: every performance promise (P1–P8) measured against its baseline in the
+ * `npm run bench`: every performance promise (P1–P9) measured against its baseline in the
  * same run, printed as one table. Starts its own `wrangler dev` (fresh persist directory, the
  * scripted planner allowed) and stops it at the end.
  *
@@ -23,7 +24,7 @@ import { startBenchWorker } from "./worker.ts";
  *   npm run bench -- --out results.md      # also write the table with the run's context
  */
 
-const SECTIONS = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"] as const;
+const SECTIONS = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -125,6 +126,14 @@ try {
     rows.push(
       ...(await section("P8 classifier throughput", async () =>
         benchClassifier(quick ? { events: 50_000, runs: 3 } : {}),
+      )),
+    );
+  }
+  if (wanted("P9")) {
+    // Its own wrangler dev, pointed at the Anthropic Messages API double.
+    rows.push(
+      ...(await section("P9 deep session: concurrent explorers", () =>
+        benchDeep(quick ? { trials: 1 } : {}),
       )),
     );
   }

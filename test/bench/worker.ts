@@ -157,12 +157,13 @@ export class BenchWorker {
 }
 
 /**
- * Starts `wrangler dev` for the benchmark in a fresh temporary persist directory.
+ * Starts `wrangler dev` for the benchmark in a fresh temporary persist directory; `vars` adds
+ * to (or replaces) the benchmark's settings.
  *
  * @example
  * const worker = await startBenchWorker();
  */
-export async function startBenchWorker(): Promise<BenchWorker> {
+export async function startBenchWorker(vars: Record<string, string> = {}): Promise<BenchWorker> {
   const recentLog: string[] = [];
   const persistDir = mkdtempSync(join(tmpdir(), "planport-bench-worker-"));
   const tokens = [
@@ -180,6 +181,7 @@ export async function startBenchWorker(): Promise<BenchWorker> {
         // the per-owner limits; what rate limiting costs a poll is measured on its own
         // (test/bench/rate-limit-cost.ts).
         PLANPORT_RATE_LIMITS: "off",
+        ...vars,
       },
       log: (line: string) => {
         recentLog.push(line);

@@ -35,6 +35,12 @@ export class FakeSessionApi {
   /** When set, the next POST answers with this error instead. */
   failNext: { status: number; code: string; message: string } | null = null;
   readonly key: string;
+  /**
+   * Other sessions of this session's best-of-N group (their review pages are served too, read
+   * only); the group is named {@link groupName}. None: the session is in no group.
+   */
+  siblings: { session: Session; plan: PlanFile | null; key: string }[] = [];
+  groupName = "bo3-fake";
 
   private server: Server | null = null;
   origin = "";
@@ -103,13 +109,22 @@ export class FakeSessionApi {
     app.route(
       "/review",
       reviewRoutes(() => ({
-        loadReview: async (id, key) =>
-          id === this.session.id && key === this.key
+        loadReview: async (id, key) => {
+          const group = this.group();
+          if (id === this.session.id && key === this.key) {
+            return {
+              ok: true,
+              value: { session: this.session, plan: this.plan, events: [...this.events], group },
+            };
+          }
+          const sibling = this.siblings.find((s) => s.session.id === id && s.key === key);
+          return sibling
             ? {
                 ok: true,
-                value: { session: this.session, plan: this.plan, events: [...this.events] },
+                value: { session: sibling.session, plan: sibling.plan, events: [], group },
               }
-            : notFound(),
+            : notFound();
+        },
       })),
     );
     const api = new Hono();
@@ -143,6 +158,13 @@ export class FakeSessionApi {
     api.post("/archive", async (c) => this.post(c.req.path, {}, () => this.archive()));
     app.route("/v1/sessions/:id", api);
     return app;
+  }
+
+  /** The group as the real loader gives it: every member, oldest first. */
+  private group() {
+    if (this.siblings.length === 0) return null;
+    const members = [{ session: this.session, plan: this.plan }, ...this.siblings];
+    return { name: this.groupName, members };
   }
 
   private post(

@@ -13,6 +13,7 @@ import {
 } from "../worker/review-fixtures.ts";
 import { FakeSessionApi } from "./fake-session-api.ts";
 import {
+  expectNothingRan,
   launchChromium,
   type PageWatch,
   screenshot,
@@ -59,13 +60,6 @@ async function openReview(init: {
   await watch.page.goto(api.reviewUrl);
   await waitForReviewScript(watch.page);
   return { ...watch, api };
-}
-
-function expectNothingRan(w: PageWatch): void {
-  expect(w.dialogs).toEqual([]);
-  expect(w.foreignRequests).toEqual([]);
-  expect(w.pageErrors).toEqual([]);
-  expect(w.consoleErrors).toEqual([]);
 }
 
 /** The usual review: a plan waiting for a decision, no terminal polling. */

@@ -8,6 +8,7 @@ import {
   type Locator,
   type Page,
 } from "playwright-core";
+import { expect } from "vitest";
 
 /**
  * Launches Debian's Chromium for the review page tests (never a downloaded browser: this
@@ -125,4 +126,18 @@ export async function selectText(target: Locator): Promise<void> {
     selection?.removeAllRanges();
     selection?.addRange(range);
   });
+}
+
+/**
+ * Asserts the page did nothing an attack would: no dialog, no request to another origin, no
+ * uncaught exception and (unless told otherwise) no console error, where CSP violations show.
+ *
+ * @example
+ * expectNothingRan(watch);
+ */
+export function expectNothingRan(w: PageWatch, { consoleErrors = true } = {}): void {
+  expect(w.dialogs).toEqual([]);
+  expect(w.foreignRequests).toEqual([]);
+  expect(w.pageErrors).toEqual([]);
+  if (consoleErrors) expect(w.consoleErrors).toEqual([]);
 }

@@ -1,18 +1,26 @@
 /**
- * Vitest global setup (runs in Node before the workerd tests): starts the Anthropic Messages API
- * TEST DOUBLE and hands its URL to the tests through `provide`/`inject`.
+ * Vitest global setup (runs in Node before the workerd tests): starts the model provider TEST
+ * DOUBLES — the Anthropic Messages API and the OpenAI Chat Completions API — and hands their
+ * URLs to the tests through `provide`/`inject`.
  */
 import type { TestProject } from "vitest/node";
 import { startAnthropicDouble } from "./anthropic-double.ts";
+import { startOpenaiDouble } from "./openai-double.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     anthropicDoubleUrl: string;
+    openaiDoubleUrl: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const double = await startAnthropicDouble();
-  project.provide("anthropicDoubleUrl", double.url);
-  return () => double.close();
+  const anthropic = await startAnthropicDouble();
+  const openai = await startOpenaiDouble();
+  project.provide("anthropicDoubleUrl", anthropic.url);
+  project.provide("openaiDoubleUrl", openai.url);
+  return async () => {
+    await anthropic.close();
+    await openai.close();
+  };
 }

@@ -1,37 +1,34 @@
 /**
- * TEST DOUBLE of the Anthropic Messages API, served over real HTTP by a Node `http` server. It
- * is not Anthropic: it answers with responses a test scripted in advance, and it checks the
- * request the way the real API would reject a malformed one — tools need a name, a description
- * and an object `input_schema`; roles alternate starting with `user`; every `tool_use` is
- * answered by a `tool_result` with its id at the start of the next user message, and no result
- * names an id that was not asked for. A violation answers 400 `invalid_request_error`, so a
- * wire-format bug fails the test that caused it.
+ * TEST DOUBLE of the Anthropic Messages API, served over real HTTP by a Node `http` server
+ * (provider-double.ts). It is not Anthropic: it answers with responses a test scripted in
+ * advance, and it checks the request the way the real API would reject a malformed one — tools
+ * need a name, a description and an object `input_schema`; roles alternate starting with
+ * `user`; every `tool_use` is answered by a `tool_result` with its id at the start of the next
+ * user message, and no result names an id that was not asked for. A violation answers 400
+ * `invalid_request_error`, so a wire-format bug fails the test that caused it. With
+ * `simulate_usage` it reports the usage Anthropic's prompt cache would give (see
+ * {@link anthropicUsage}).
  *
  * Each test gets its own lane (`/t/<lane>` in the base URL), so tests can run in parallel:
  *
- *   POST <url>/_double/<lane>/script    body: [{status, headers?, body, raw?, delay_ms?}]
- *                                       queue responses (raw: a malformed body; delay_ms: a hang)
- *   GET  <url>/_double/<lane>/requests  → [{headers, body, received_at}]  what was received
+ *   POST <url>/_double/<lane>/script    body: [{status, headers?, body, raw?, delay_ms?, match?, simulate_usage?}]
+ *                                       queue responses (raw: a malformed body; delay_ms: a hang;
+ *                                       match: answer only requests containing this text)
+ *   GET  <url>/_double/<lane>/requests  → [{headers, body, received_at, answered_at, matched}]
  *   POST <url>/t/<lane>/v1/messages     the Messages API itself
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { RecordedRequest, ScriptedResponse } from "./anthropic-double-types.ts";
+import type { IncomingMessage } from "node:http";
+import {
+  type DoubleApi,
+  doubleTokens,
+  type ProviderDouble,
+  prefixHashes,
+  startProviderDouble,
+} from "./provider-double.ts";
 
 export type { RecordedRequest, ScriptedResponse } from "./anthropic-double-types.ts";
 
-interface Lane {
-  script: ScriptedResponse[];
-  requests: RecordedRequest[];
-}
-
-export interface AnthropicDouble {
-  url: string;
-  /** Queues responses on a lane over HTTP (as a test in another process would). */
-  script(lane: string, responses: ScriptedResponse[]): Promise<void>;
-  /** Every request the lane received so far, in order. */
-  received(lane: string): Promise<RecordedRequest[]>;
-  close(): Promise<void>;
-}
+export type AnthropicDouble = ProviderDouble;
 
 /**
  * Starts the double on a free loopback port.
@@ -41,85 +38,82 @@ export interface AnthropicDouble {
  * // ANTHROPIC_BASE_URL = `${double.url}/t/my-test`
  * await double.close();
  */
-export async function startAnthropicDouble(): Promise<AnthropicDouble> {
-  const lanes = new Map<string, Lane>();
-  const lane = (name: string) => {
-    let l = lanes.get(name);
-    if (!l) {
-      l = { script: [], requests: [] };
-      lanes.set(name, l);
-    }
-    return l;
-  };
+export function startAnthropicDouble(): Promise<AnthropicDouble> {
+  return startProviderDouble(ANTHROPIC_API);
+}
 
-  const server: Server = createServer(async (req, res) => {
-    try {
-      const url = new URL(req.url ?? "/", "http://double");
-      const control = /^\/_double\/([\w-]+)\/(script|requests)$/.exec(url.pathname);
-      if (control) {
-        const l = lane(control[1]!);
-        if (control[2] === "script" && req.method === "POST") {
-          l.script.push(...(JSON.parse(await readBody(req)) as ScriptedResponse[]));
-          return send(res, 204, {}, null);
-        }
-        return send(res, 200, {}, l.requests);
-      }
-      const api = /^\/t\/([\w-]+)\/v1\/messages$/.exec(url.pathname);
-      if (!api || req.method !== "POST")
-        return send(
-          res,
-          404,
-          {},
-          apiError("not_found_error", `no route ${req.method} ${url.pathname}`),
-        );
-      const l = lane(api[1]!);
-      const raw = await readBody(req);
-      let body: unknown;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        return send(res, 400, {}, apiError("invalid_request_error", "body is not JSON"));
-      }
-      l.requests.push({ headers: flatHeaders(req), body, received_at: Date.now() });
-      const problem = wireProblem(req, body);
-      if (problem) return send(res, 400, {}, apiError("invalid_request_error", problem));
-      const next = l.script.shift();
-      if (!next)
-        return send(
-          res,
-          500,
-          {},
-          apiError("api_error", "the test double has no scripted response left"),
-        );
-      if (next.delay_ms !== undefined && next.delay_ms > 0) {
-        const timer = setTimeout(() => reply(res, next), next.delay_ms);
-        res.on("close", () => clearTimeout(timer));
-        return;
-      }
-      return reply(res, next);
-    } catch (error) {
-      send(res, 500, {}, apiError("api_error", String(error)));
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("the double has no port");
-  const url = `http://127.0.0.1:${address.port}`;
-  return {
-    url,
-    async script(name, responses) {
-      const res = await fetch(`${url}/_double/${name}/script`, {
-        method: "POST",
-        body: JSON.stringify(responses),
-      });
-      if (res.status !== 204) throw new Error(`the double refused the script: ${res.status}`);
-    },
-    async received(name) {
-      return (await (await fetch(`${url}/_double/${name}/requests`)).json()) as RecordedRequest[];
-    },
-    close: () =>
-      new Promise<void>((resolve, reject) => server.close((e) => (e ? reject(e) : resolve()))),
+const ANTHROPIC_API: DoubleApi = {
+  path: "/v1/messages",
+  wireProblem,
+  error: apiError,
+  simulateUsage(cache, body, scripted) {
+    const usage = anthropicUsage(cache, body, outputTokensOf(scripted));
+    const reply = scripted as { usage?: Record<string, number> };
+    return { body: { ...reply, usage }, usage };
+  },
+};
+
+/** How far before a cache mark Anthropic looks for an earlier cached prefix (in blocks). */
+const CACHE_LOOKBACK_BLOCKS = 20;
+
+/**
+ * The usage Anthropic reports for a request, given the prefixes cached so far: the request is
+ * the sequence tools → system blocks → message blocks; each `cache_control` mark writes the
+ * prefix ending at it; a request reads the longest cached prefix that ends at most
+ * {@link CACHE_LOOKBACK_BLOCKS} blocks before one of its marks. `input_tokens` is what is
+ * neither read nor written.
+ */
+export function anthropicUsage(
+  cache: Set<string>,
+  body: unknown,
+  outputTokens: number,
+): Record<string, number> {
+  const b = body as {
+    tools?: Record<string, unknown>[];
+    system?: Record<string, unknown>[] | string;
+    messages?: { role: string; content: Record<string, unknown>[] | string }[];
   };
+  const blocks: { text: string; mark: boolean }[] = [];
+  const add = (block: Record<string, unknown>, prefix: string) => {
+    const { cache_control, ...rest } = block;
+    blocks.push({ text: `${prefix}${JSON.stringify(rest)}`, mark: cache_control !== undefined });
+  };
+  for (const tool of b.tools ?? []) add(tool, "tool:");
+  const system = typeof b.system === "string" ? [{ type: "text", text: b.system }] : b.system;
+  for (const block of system ?? []) add(block, "system:");
+  for (const m of b.messages ?? []) {
+    const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+    for (const block of content) add(block, `${m.role}:`);
+  }
+  const hashes = prefixHashes(blocks.map((x) => x.text));
+  const tokens = blocks.map((x) => doubleTokens(x.text));
+  const upTo = (n: number) => tokens.slice(0, n).reduce((a, t) => a + t, 0);
+  const marks = blocks.flatMap((x, i) => (x.mark ? [i] : []));
+  let read = 0; // blocks read from the cache
+  for (const mark of marks) {
+    for (let p = mark; p >= Math.max(0, mark - CACHE_LOOKBACK_BLOCKS); p--) {
+      if (cache.has(hashes[p]!)) {
+        read = Math.max(read, p + 1);
+        break;
+      }
+    }
+  }
+  const written = marks.length > 0 ? marks[marks.length - 1]! + 1 : 0;
+  for (const mark of marks) cache.add(hashes[mark]!);
+  const readTokens = upTo(read);
+  const writeTokens = Math.max(0, upTo(written) - readTokens);
+  return {
+    input_tokens: upTo(blocks.length) - readTokens - writeTokens,
+    output_tokens: outputTokens,
+    cache_read_input_tokens: readTokens,
+    cache_creation_input_tokens: writeTokens,
+  };
+}
+
+/** The output tokens a scripted body reports, else its content's size. */
+function outputTokensOf(scripted: unknown): number {
+  const reply = scripted as { usage?: { output_tokens?: number }; content?: unknown };
+  return reply.usage?.output_tokens ?? doubleTokens(JSON.stringify(reply.content ?? ""));
 }
 
 /** What the real API would refuse in this request, or null. */
@@ -179,38 +173,4 @@ export function wireProblem(req: IncomingMessage, body: unknown): string | null 
 
 function apiError(type: string, message: string) {
   return { type: "error", error: { type, message } };
-}
-
-function send(
-  res: ServerResponse,
-  status: number,
-  headers: Record<string, string>,
-  body: unknown,
-): void {
-  res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(body === null ? "" : JSON.stringify(body));
-}
-
-function reply(res: ServerResponse, next: ScriptedResponse): void {
-  if (next.raw === undefined) {
-    send(res, next.status, next.headers ?? {}, next.body);
-    return;
-  }
-  res.writeHead(next.status, { "content-type": "application/json", ...next.headers });
-  res.end(next.raw);
-}
-
-function flatHeaders(req: IncomingMessage): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")]),
-  );
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }

@@ -5,9 +5,14 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../local-client/api.ts";
 import { resolveServer } from "../../local-client/cli/connection.ts";
 import { EXIT, exitCodeForError, exitCodeForReason } from "../../local-client/cli/exit-codes.ts";
-import { plannerFlag, pollSettings } from "../../local-client/cli/flags.ts";
+import {
+  plannerFlag,
+  pollSettings,
+  sessionPlanners,
+  variantFlag,
+} from "../../local-client/cli/flags.ts";
 import { portFlag } from "../../local-client/cli/serve.ts";
-import { sessionTable } from "../../local-client/cli/table.ts";
+import { sessionDetails, sessionTable } from "../../local-client/cli/table.ts";
 import { formatAge, formatDuration, parseDuration } from "../../local-client/duration.ts";
 import { UsageError } from "../../local-client/errors.ts";
 import type { PollErrorReason } from "../../local-client/poll-error.ts";
@@ -139,17 +144,49 @@ describe("flag validation", () => {
   });
 });
 
+describe("best-of-N flags", () => {
+  it("--attempts repeats the planner, --planners names each; 1 to 4 sessions", () => {
+    expect(sessionPlanners({})).toEqual([undefined]);
+    expect(sessionPlanners({ attempts: "3", planner: "offline" })).toEqual([
+      "offline",
+      "offline",
+      "offline",
+    ]);
+    expect(sessionPlanners({ planners: "anthropic, openai" })).toEqual(["anthropic", "openai"]);
+    for (const attempts of ["0", "5", "2.5", "two"]) {
+      expect(() => sessionPlanners({ attempts })).toThrow(/from 1 to 4/);
+    }
+    expect(() => sessionPlanners({ planners: "a,b,c,d,e" })).toThrow(UsageError);
+    expect(() => sessionPlanners({ planners: "offline,gpt" })).toThrow(/choose one of/);
+    expect(() => sessionPlanners({ planners: "offline", planner: "offline" })).toThrow(
+      /leave out --planner/,
+    );
+    expect(() => sessionPlanners({ planners: "offline,openai", attempts: "2" })).toThrow(
+      /use one of them/,
+    );
+    expect(variantFlag("visual")).toBe("visual");
+    expect(() => variantFlag("thorough")).toThrow(/simple, visual, deep/);
+  });
+});
+
 describe("session table", () => {
-  it("shows id, title, status, phase, rejections, age and review link", () => {
-    const s = fakeSession({ reject_count: 2, phase: "plan_ready", status: "requires_action" });
+  it("shows id, title, status, phase, rejections, cost, age and review link", () => {
+    const s = fakeSession({
+      reject_count: 2,
+      phase: "plan_ready",
+      status: "requires_action",
+      usage: { input_tokens: 1_000, output_tokens: 200, cost_usd: 0.00734 },
+    });
+    const unpriced = fakeSession({ usage: { input_tokens: 5, output_tokens: 1, cost_usd: null } });
     const now = Date.parse(s.created_at) + 5 * 60_000;
-    const [header, row] = sessionTable([s], now).split("\n");
+    const [header, row, second] = sessionTable([s, unpriced], now).split("\n");
     expect(header?.split(/\s{2,}/)).toEqual([
       "ID",
       "TITLE",
       "STATUS",
       "PHASE",
       "REJ",
+      "COST",
       "AGE",
       "REVIEW",
     ]);
@@ -159,9 +196,24 @@ describe("session table", () => {
       "requires_action",
       "plan ready",
       "2",
+      "$0.0073",
       "5m",
       s.review_url,
     ]);
+    expect(second?.split(/\s{2,}/)[5]).toBe("—");
+  });
+
+  it("the status of a session shows its variant, group and cost", () => {
+    const s = fakeSession({
+      variant: "deep",
+      group: "bo3-x",
+      usage: { input_tokens: 1, output_tokens: 1, cost_usd: 1.5 },
+    });
+    const details = sessionDetails(s, Date.parse(s.created_at));
+    expect(details).toMatch(/^variant\s+deep$/m);
+    expect(details).toMatch(/^group\s+bo3-x$/m);
+    expect(details).toMatch(/^cost\s+\$1\.50$/m);
+    expect(sessionDetails(fakeSession(), 0)).toMatch(/^cost\s+unknown$/m);
   });
 
   it("says how to start when there are no sessions", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ExitPlanModeScanner, MarkerMissingError, strongest } from "../../local-client/scanner.ts";
-import { ev, numbered } from "./feed-events.ts";
+import { type EventBody, ev, numbered } from "./feed-events.ts";
 
 const scan = (...bodies: Parameters<typeof numbered>[0]) => {
   const scanner = new ExitPlanModeScanner();
@@ -210,5 +210,25 @@ describe("ExitPlanModeScanner", () => {
       kind: "approved",
       plan: "final",
     });
+  });
+
+  it("ignores a subagent's events: an ExitPlanMode inside a Task never counts", () => {
+    const inTask = (body: ReturnType<typeof ev.toolUse>) => ({
+      ...body,
+      parent_tool_use_id: "toolu_task_1",
+    });
+    const { scanner, result } = scan(
+      ev.toolUse("toolu_task_1", "Task", { description: "explore", prompt: "look around" }),
+      inTask(ev.exitPlanMode("sub_p1")),
+      inTask(ev.approve("sub_p1", "a subagent's plan")),
+      inTask(ev.teleport("sub_p1", "a subagent's plan")),
+      inTask(ev.result("error_during_execution")),
+    );
+    expect(result).toEqual({ kind: "unchanged" });
+    expect(scanner.hasPendingPlan).toBe(false);
+    expect(scanner.everSeenPending).toBe(false);
+    // A null parent is the session's own conversation.
+    const top = scan({ ...ev.exitPlanMode("p1"), parent_tool_use_id: null } as EventBody);
+    expect(top.result).toEqual({ kind: "pending" });
   });
 });

@@ -169,10 +169,13 @@ describe("planport plan against wrangler dev (offline planner)", () => {
     const { code, stdout } = await status.done;
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ id, planner: "offline" });
+    const human = await startCli(["status", id, ...flags], { env: home.env }).done;
+    expect(human.stdout).toMatch(/^variant\s+simple$/m);
+    expect(human.stdout).toMatch(/^cost\s+\S+$/m);
     const list = await startCli(["list", ...flags], { env: home.env }).done;
     expect(list.stdout).toContain(id);
     expect(list.stdout.split("\n")[0]).toMatch(
-      /^ID\s+TITLE\s+STATUS\s+PHASE\s+REJ\s+AGE\s+REVIEW$/,
+      /^ID\s+TITLE\s+STATUS\s+PHASE\s+REJ\s+COST\s+AGE\s+REVIEW$/,
     );
     expect((await startCli(["stop", id, ...flags], { env: home.env }).done).code).toBe(0);
     expect((await run.done).code).toBe(3);

@@ -116,7 +116,8 @@ describe("model faults through wrangler dev and the Anthropic test double", () =
       { what: "the turn to end", timeoutMs: 60_000, everyMs: 200 },
     );
     expect(idle).toMatchObject({ status: "idle", phase: "needs_input" });
-    expect(idle.usage).toEqual({ input_tokens: 50, output_tokens: 9 });
+    // The double answers as a model with no known price: the cost is unknown, not a guess.
+    expect(idle.usage).toEqual({ input_tokens: 50, output_tokens: 9, cost_usd: null });
 
     const events = await api.allEvents(auth, session.id);
     expect(endings(events)).toEqual([]);

@@ -72,6 +72,8 @@ interface State {
   mode: PermissionMode;
   engineState: unknown;
   plan: PlanFile | null;
+  /** Every revision the plan file had, oldest first (the last is `plan`). */
+  revisions: PlanFile[];
   overlay: Map<string, string | null>;
   wait: Pending | null;
   /** Every call a wait was opened for. */
@@ -81,6 +83,8 @@ interface State {
   rejectCount: number;
   outcome: OutcomeKind | null;
   usage: Usage;
+  /** Dollars so far; null once a call's price was unknown. */
+  cost: number | null;
   ended: { subtype: string; message: string } | null;
   finished: boolean;
   archived: boolean;
@@ -112,6 +116,7 @@ export class MemoryPort implements SessionPort {
       planner: "scripted",
       planPath: "/plans/bold-eagle.md",
       instructions: null,
+      variant: "simple",
       askTimeoutS: null,
       maxTurns: DEFAULT_MAX_TURNS,
       script: null,
@@ -127,6 +132,7 @@ export class MemoryPort implements SessionPort {
       mode: "plan",
       engineState: null,
       plan: null,
+      revisions: [],
       overlay: new Map(),
       wait: null,
       waited: new Set(),
@@ -135,6 +141,7 @@ export class MemoryPort implements SessionPort {
       rejectCount: 0,
       outcome: null,
       usage: { input_tokens: 0, output_tokens: 0 },
+      cost: 0,
       ended: null,
       finished: false,
       archived: false,
@@ -201,7 +208,12 @@ export class MemoryPort implements SessionPort {
       revision: (this.#s.plan?.revision ?? 0) + 1,
       edited_by_user: opts?.editedByUser ?? false,
     };
+    this.#s.revisions = [...this.#s.revisions, this.#s.plan];
     return { ...this.#s.plan };
+  }
+  readPlanRevision(revision: number): PlanFile | null {
+    const found = this.#s.revisions.find((r) => r.revision === revision);
+    return found ? { ...found } : null;
   }
   readOverlay(path: string): string | null | undefined {
     return this.#s.overlay.has(path) ? this.#s.overlay.get(path)! : undefined;
@@ -232,11 +244,12 @@ export class MemoryPort implements SessionPort {
   closeWait(toolUseId: string): void {
     if (this.#s.wait?.tool_use_id === toolUseId) this.#s.wait = null;
   }
-  addUsage(usage: Usage): void {
+  addUsage(usage: Usage, costUsd: number | null): void {
     this.#s.usage = {
       input_tokens: this.#s.usage.input_tokens + usage.input_tokens,
       output_tokens: this.#s.usage.output_tokens + usage.output_tokens,
     };
+    this.#s.cost = this.#s.cost === null || costUsd === null ? null : this.#s.cost + costUsd;
   }
   endSession(subtype: "error_during_execution" | "error_max_turns", message: string): void {
     if (this.hasEnded()) return;
@@ -359,6 +372,10 @@ export class MemoryPort implements SessionPort {
   get usage(): Usage {
     return { ...this.#s.usage };
   }
+  /** The session's cost in dollars so far; null once a call's price was unknown. */
+  get cost(): number | null {
+    return this.#s.cost;
+  }
   get ended(): { subtype: string; message: string } | null {
     return this.#s.ended;
   }
@@ -401,6 +418,7 @@ export class MemoryPort implements SessionPort {
       events: [...this.#s.events],
       engineState: structuredClone(this.#s.engineState),
       plan: this.#s.plan ? { ...this.#s.plan } : null,
+      revisions: [...this.#s.revisions],
       overlay: new Map(this.#s.overlay),
       wait: this.#s.wait ? structuredClone(this.#s.wait) : null,
       waited: new Set(this.#s.waited),

@@ -20,6 +20,8 @@ describe("worker settings", () => {
         rateLimits: true,
         publicUrl: null,
         model: { timeoutMs: 120_000, attempts: 4, backoffMs: 1_000 },
+        contextTokens: null,
+        prices: {},
       },
     });
   });
@@ -35,6 +37,8 @@ describe("worker settings", () => {
       PLANPORT_MODEL_TIMEOUT_MS: "2000",
       PLANPORT_MODEL_ATTEMPTS: "2",
       PLANPORT_MODEL_BACKOFF_MS: "0",
+      PLANPORT_CONTEXT_TOKENS: "8000",
+      PLANPORT_PRICES: '{"my-model": {"input": 1, "output": 2, "cache_read": 0.1}}',
     });
     expect(config.ok && config.value).toEqual({
       planner: "offline",
@@ -44,6 +48,9 @@ describe("worker settings", () => {
       rateLimits: false,
       publicUrl: "https://pp.example.com/base",
       model: { timeoutMs: 2_000, attempts: 2, backoffMs: 0 },
+      contextTokens: 8_000,
+      // A cache price left out is the input price.
+      prices: { "my-model": { input: 1, output: 2, cache_read: 0.1, cache_write: 1 } },
     });
   });
 
@@ -59,6 +66,13 @@ describe("worker settings", () => {
     ["PLANPORT_PUBLIC_URL", "https://x.example/?key=1"],
     ["PLANPORT_MODEL_TIMEOUT_MS", "1e9"],
     ["PLANPORT_MODEL_ATTEMPTS", "9"],
+    ["PLANPORT_CONTEXT_TOKENS", "500"],
+    ["PLANPORT_CONTEXT_TOKENS", "128k"],
+    ["PLANPORT_PRICES", "{not json"],
+    ["PLANPORT_PRICES", '["gpt-4.1"]'],
+    ["PLANPORT_PRICES", '{"m": {"input": 3}}'],
+    ["PLANPORT_PRICES", '{"m": {"input": -1, "output": 2}}'],
+    ["PLANPORT_PRICES", '{"m": {"input": 1, "output": 2, "cache": 1}}'],
   ])("refuses %s=%j with a sentence naming the var and the value", (name, value) => {
     const config = readConfig({ [name]: value });
     expect(config.ok).toBe(false);

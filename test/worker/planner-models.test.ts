@@ -26,7 +26,7 @@ const request: ModelRequest = {
   tools: TOOL_SPECS,
   maxOutputTokens: 1000,
   inputs: new Map(),
-  context: { sessionId: "s", mode: "plan", planPath: "/plans/x.md" },
+  context: { sessionId: "s", mode: "plan", planPath: "/plans/x.md", variant: "simple" },
   messages: [
     {
       role: "user",
@@ -114,7 +114,8 @@ describe("the openai planner's wire format", () => {
       { type: "tool_use", id: "call_7_0", name: "Glob", input: { pattern: "*" } },
       { type: "tool_use", id: "c2", name: "LS", input: { _unparsed_arguments: "not json" } },
     ]);
-    expect(turn.usage).toEqual({ input_tokens: 10, output_tokens: 3, cache_read_input_tokens: 8 });
+    // prompt_tokens includes the cached ones; input_tokens is the uncached part.
+    expect(turn.usage).toEqual({ input_tokens: 2, output_tokens: 3, cache_read_input_tokens: 8 });
     expect(() => parseOpenaiResponse({ choices: [] }, 0)).toThrow("without choices");
     expect(parseArguments({ a: 1 })).toEqual({ a: 1 });
   });
@@ -167,7 +168,12 @@ describe("the workers-ai planner", () => {
       tools: unknown[];
       max_tokens: number;
     };
-    expect(inputs.max_tokens).toBeGreaterThan(1000);
+    // The request's output budget, up to the binding's 4,096.
+    expect(inputs.max_tokens).toBe(1000);
+    expect(
+      (workersAiInputs({ ...request, maxOutputTokens: 16_384 }) as { max_tokens: number })
+        .max_tokens,
+    ).toBe(4096);
     expect(inputs.tools).toHaveLength(TOOL_SPECS.length);
     expect(inputs.messages.slice(2, 6)).toEqual([
       { role: "assistant", content: "Looking." },

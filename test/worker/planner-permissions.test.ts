@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decidePermission } from "../../src/planner/permissions.ts";
-import type { PermissionMode } from "../../src/protocol/index.ts";
+import { DEEP_TOOL_NAMES, type PermissionMode, READ_ONLY_TOOLS } from "../../src/protocol/index.ts";
 
 const PLAN = "/plans/bold-eagle.md";
 
@@ -274,5 +274,120 @@ describe("permissions after approval", () => {
   it("keeps the read-only tools and unknown-tool denial unchanged", () => {
     expect(decide("default", "Grep", { pattern: "x" }).behavior).toBe("allow");
     expect(decide("default", "Bash", { command: "ls" }).behavior).toBe("deny");
+  });
+});
+
+const MODES: readonly PermissionMode[] = ["plan", "default", "acceptEdits"];
+/** Every tool a session may offer, and names that are not tools. */
+const TOOLS = [...DEEP_TOOL_NAMES, "Bash", "task", "TASK", "Task ", "Agent", "MultiEdit", ""];
+/** Inputs of every shape, the plan file and repository paths among them. */
+const INPUTS: readonly unknown[] = [
+  {},
+  write(PLAN),
+  edit(PLAN),
+  write("src/app.ts"),
+  edit("/repo/src/app.ts"),
+  { description: "Explore", prompt: "Look around." },
+  { file_path: PLAN },
+  null,
+  [],
+  "src/app.ts",
+  42,
+];
+
+describe("permissions of a subagent (the conversation of a Task call)", () => {
+  it("allows the read-only tools and nothing else, in every mode, whatever the input", () => {
+    for (const mode of MODES)
+      for (const tool of TOOLS)
+        for (const input of INPUTS)
+          for (const offersTask of [true, false]) {
+            const d = decidePermission({
+              mode,
+              tool,
+              input,
+              planPath: PLAN,
+              agent: "subagent",
+              offersTask,
+            });
+            const readOnly = (READ_ONLY_TOOLS as readonly string[]).includes(tool);
+            const plainObject =
+              typeof input === "object" && input !== null && !Array.isArray(input);
+            expect(d.behavior, `${mode} ${tool} ${JSON.stringify(input)}`).toBe(
+              readOnly && plainObject ? "allow" : "deny",
+            );
+            // Nothing a subagent is allowed may write: no target is ever handed out.
+            expect("target" in d && d.target !== undefined).toBe(false);
+          }
+  });
+
+  it("refuses writes (the plan file included), waits and Task, each with its own reason", () => {
+    const subagent = (tool: string, input: unknown) =>
+      decidePermission({ mode: "plan", tool, input, planPath: PLAN, agent: "subagent" });
+    for (const d of [subagent("Write", write(PLAN)), subagent("Edit", edit(PLAN))])
+      expect(d).toEqual({
+        behavior: "deny",
+        reason: expect.stringContaining("not even the plan file"),
+      });
+    expect(subagent("ExitPlanMode", {})).toEqual({
+      behavior: "deny",
+      reason: expect.stringContaining("cannot present the plan"),
+    });
+    expect(subagent("AskUserQuestion", { questions: [] })).toEqual({
+      behavior: "deny",
+      reason: expect.stringContaining("cannot ask the user"),
+    });
+    expect(subagent("Task", { description: "x", prompt: "y" })).toEqual({
+      behavior: "deny",
+      reason: expect.stringContaining("cannot start subagents"),
+    });
+  });
+
+  it("refuses any write of a subagent, whatever path or fields it tries", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...MODES),
+        fc.constantFrom("Write", "Edit"),
+        fc.oneof(fc.constant(PLAN), fc.string({ maxLength: 60 })),
+        fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue(), { maxKeys: 3 }),
+        (mode, tool, path, extra) => {
+          const input = { ...extra, ...(tool === "Write" ? write(path) : edit(path)) };
+          const d = decidePermission({ mode, tool, input, planPath: PLAN, agent: "subagent" });
+          return d.behavior === "deny";
+        },
+      ),
+      { numRuns: 3_000 },
+    );
+  });
+});
+
+describe("the Task tool of the session's own agent", () => {
+  it("is allowed only where the session offers it (deep), and only with an object input", () => {
+    for (const mode of MODES) {
+      const task = (offersTask: boolean, input: unknown) =>
+        decidePermission({ mode, tool: "Task", input, planPath: PLAN, offersTask }).behavior;
+      expect(task(true, { description: "x", prompt: "y" })).toBe("allow");
+      expect(task(true, "explore")).toBe("deny");
+      expect(task(false, { description: "x", prompt: "y" })).toBe("deny");
+    }
+    const unknown = decidePermission({
+      mode: "plan",
+      tool: "Bash",
+      input: {},
+      planPath: PLAN,
+      offersTask: true,
+    });
+    expect(unknown).toEqual({
+      behavior: "deny",
+      reason: expect.stringContaining("ExitPlanMode, Task"),
+    });
+  });
+
+  it("leaves every other decision of the session's agent as it was", () => {
+    for (const mode of MODES)
+      for (const tool of TOOLS.filter((t) => t !== "Task"))
+        for (const input of INPUTS)
+          expect(
+            decidePermission({ mode, tool, input, planPath: PLAN, offersTask: true }).behavior,
+          ).toBe(decidePermission({ mode, tool, input, planPath: PLAN }).behavior);
   });
 });

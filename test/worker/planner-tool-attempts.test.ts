@@ -86,7 +86,7 @@ describe("a tool call interrupted again and again", () => {
     const { openedWaits: _inTheWaitsTable, ...kept } = saved;
     expect(parseEngineState(saved)).toEqual({
       ok: true,
-      value: { ...kept, toolAttempts: {} },
+      value: { ...kept, toolAttempts: {}, taskAttempts: {} },
     });
   });
 });

@@ -6,12 +6,13 @@ import {
   type PlanDecisionRecord,
   TELEPORT_SENTINEL,
 } from "../../src/protocol/index.ts";
+import { groupView } from "../../src/review/group-view.ts";
 import { escapeHtml, html, rawElementText } from "../../src/review/html.ts";
 import { REVIEW_SCRIPT } from "../../src/review/script/index.ts";
 import { REVIEW_STYLES } from "../../src/review/styles.ts";
 import { summariseToolCall, summariseToolResult } from "../../src/review/tool-summary.ts";
 import { transcriptEntries } from "../../src/review/transcript.ts";
-import { reviewStateKey, reviewView, terminalIsPolling } from "../../src/review/view.ts";
+import { costText, reviewStateKey, reviewView, terminalIsPolling } from "../../src/review/view.ts";
 import {
   fixtureEvent,
   fixtureEvents,
@@ -21,6 +22,52 @@ import {
 } from "./review-fixtures.ts";
 
 const NOW = Date.parse("2026-05-01T10:02:00.000Z");
+
+describe("review view: a best-of-N group", () => {
+  const member = (n: number, over: Parameters<typeof fixtureSession>[0] = {}) => ({
+    session: fixtureSession({
+      id: `ses_01jv7m2k8q0000000000000${n}00`,
+      review_url: `/review/ses_01jv7m2k8q0000000000000${n}00?key=k${n}`,
+      ...over,
+    }),
+    plan: fixturePlan(`# Plan ${n}\n`),
+  });
+
+  it("marks this session, the chosen one and the superseded ones, and counts the plans ready", () => {
+    const self = member(1, {
+      outcome: { kind: "terminated", subtype: "superseded" },
+      phase: "done",
+    });
+    const chosen = member(2, { outcome: { kind: "teleport", execution_target: "local" } });
+    const ready = member(3, { usage: { input_tokens: 1, output_tokens: 1, cost_usd: 0.5 } });
+    const view = groupView({
+      session: self.session,
+      plan: self.plan,
+      events: [],
+      group: { name: "bo3-x", members: [self, chosen, ready] },
+    });
+    expect(view?.members.map((m) => [m.self, m.verdict, m.cost])).toEqual([
+      [true, "superseded", null],
+      [false, "chosen", null],
+      [false, null, "$0.50"],
+    ]);
+    expect(view?.ready).toBe(2);
+    expect(view?.compareUrl).toBe(`${self.session.review_url}&compare=1`);
+    expect(reviewView({ ...self, events: [] }, NOW).outcome?.kind).toBe("superseded");
+    expect(groupView({ ...self, events: [] })).toBeNull();
+  });
+
+  it.each([
+    [null, null],
+    [undefined, null],
+    [0, "$0.00"],
+    [0.00421, "$0.0042"],
+    [0.01, "$0.01"],
+    [12.345, "$12.35"],
+  ])("shows a cost of %s as %s", (usd, text) => {
+    expect(costText(usd)).toBe(text);
+  });
+});
 
 describe("review view: what the page offers", () => {
   const at = (msAgo: number) => new Date(NOW - msAgo).toISOString();

@@ -86,6 +86,6 @@ describe("a restart in the middle of a step, in the real session", () => {
     // The plan was written once and edited once: revision 2, never a replayed draft.
     expect(await api.plan(ALICE, session.id)).toMatchObject({ content: FINAL, revision: 2 });
     expect(after.pending).toMatchObject({ kind: "plan", tool_use_id: calls[3]!.id });
-    expect(after.usage).toEqual({ input_tokens: 200, output_tokens: 40 });
+    expect(after.usage).toEqual({ input_tokens: 200, output_tokens: 40, cost_usd: 0 });
   }, 30_000);
 });

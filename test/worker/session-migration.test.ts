@@ -2,7 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
-import type { Event, NewEvent } from "../../src/protocol/index.ts";
+import { type Event, type NewEvent, TOOL_NAMES } from "../../src/protocol/index.ts";
 import { newReviewKey, newSessionId } from "../../src/session/ids.ts";
 import { migrate } from "../../src/session/schema.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
@@ -279,5 +279,58 @@ describe("a session stored by schema version 1", () => {
     const session = await api.getSession(ALICE, id);
     expect(session).toMatchObject({ status: "idle", phase: "done" });
     expect(session.outcome).toEqual({ kind: "terminated", subtype: "error_max_turns" });
+  });
+});
+
+describe("a session stored by schema version 2", () => {
+  it("reads as simple, without a group, its cost unknown when a model planner spent tokens", async () => {
+    const owner = await ownerIdOf(ALICE.token);
+    const stored = [
+      { planner: "anthropic", tokens: 500, cost: null },
+      { planner: "anthropic", tokens: 0, cost: 0 },
+      { planner: "offline", tokens: 0, cost: 0 },
+    ] as const;
+    const ids: string[] = [];
+    for (const s of stored) {
+      const id = newSessionId(Date.now());
+      ids.push(id);
+      await runInDurableObject(sessionObject(id), (_o: SessionObject, state) => {
+        const sql = state.storage.sql;
+        state.storage.transactionSync(() => {
+          migrate(sql, 2);
+          sql.exec(
+            `INSERT INTO session (id, owner, review_key, title, prompt, planner, max_turns, plan_path,
+              permission_mode, pre_plan_mode, input_tokens, output_tokens, created_at, updated_at)
+             VALUES (?, ?, ?, 'Old', 'Old', ?, 50, '/plans/bold-eagle.md', 'plan', 'default', ?, ?, ?, ?)`,
+            id,
+            owner,
+            newReviewKey(),
+            s.planner,
+            s.tokens,
+            s.tokens,
+            Date.now(),
+            Date.now(),
+          );
+          sql.exec(
+            "INSERT INTO events (seq, type, json) VALUES (1, 'system', ?)",
+            JSON.stringify({
+              id: "evt_0000000000000001",
+              created_at: new Date().toISOString(),
+              type: "system",
+              subtype: "init",
+              permission_mode: "plan",
+              planner: s.planner,
+              tools: [...TOOL_NAMES],
+            }),
+          );
+        });
+      });
+    }
+    await abortAllDurableObjects();
+    for (const [i, id] of ids.entries()) {
+      const session = await api.getSession(ALICE, id);
+      expect(session).toMatchObject({ variant: "simple", group: null });
+      expect(session.usage.cost_usd).toBe(stored[i]!.cost);
+    }
   });
 });

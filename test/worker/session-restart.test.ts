@@ -23,7 +23,7 @@ describe("a new Durable Object instance", () => {
     await openPlan(session.id, "# Plan\n\nStep one.\n");
     await withPort(session.id, (port) => {
       port.writeOverlay("src/app.ts", "export const app = 1;\n");
-      port.addUsage({ input_tokens: 120, output_tokens: 45 });
+      port.addUsage({ input_tokens: 120, output_tokens: 45 }, 0.0042);
       port.saveEngineState({ turns: 3 });
     });
     await api.events(ALICE, session.id);
@@ -63,7 +63,7 @@ describe("a new Durable Object instance", () => {
     expect(before.changes).toContain("+export const app = 1;");
     expect(before.session).toMatchObject({
       reject_count: 1,
-      usage: { input_tokens: 120, output_tokens: 45 },
+      usage: { input_tokens: 120, output_tokens: 45, cost_usd: 0.0042 },
     });
     expect(await withPort(session.id, (port) => port.loadState().engineState)).toEqual({
       turns: 3,

@@ -58,6 +58,7 @@ export function anthropicPlanner(env: PlannerEnv): Planner {
   return {
     name: "anthropic",
     canExecuteRemotely: true,
+    model,
     async next(request: ModelRequest): Promise<ModelTurn> {
       const body = await postJson(
         url,

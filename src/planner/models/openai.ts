@@ -58,6 +58,7 @@ export function openaiPlanner(env: PlannerEnv): Planner {
   return {
     name: "openai",
     canExecuteRemotely: true,
+    model,
     async next(request: ModelRequest): Promise<ModelTurn> {
       const body = await postJson(
         url,
@@ -125,6 +126,8 @@ export function openaiRequestBody(model: string, request: ModelRequest): Record<
 
 /**
  * Maps a Chat Completions answer to a model turn; calls without an id get a stable one.
+ * `prompt_tokens` includes the cached tokens; the turn's `input_tokens` is the uncached part
+ * (as Anthropic reports it), so usage and cost mean the same on every provider.
  */
 export function parseOpenaiResponse(body: unknown, turnIndex: number): ModelTurn {
   const parsed = ChatResponse.safeParse(body);
@@ -147,7 +150,7 @@ export function parseOpenaiResponse(body: unknown, turnIndex: number): ModelTurn
     content,
     model: parsed.data.model,
     usage: {
-      input_tokens: u?.prompt_tokens ?? 0,
+      input_tokens: Math.max(0, (u?.prompt_tokens ?? 0) - (cached ?? 0)),
       output_tokens: u?.completion_tokens ?? 0,
       ...(cached !== undefined && { cache_read_input_tokens: cached }),
     },

@@ -28,6 +28,7 @@ export function scriptedPlanner(script: readonly ScriptedTurn[]): Planner {
   return {
     name: "scripted",
     canExecuteRemotely: true,
+    model: "scripted",
     async next(request: ModelRequest): Promise<ModelTurn> {
       const index = request.messages.filter((m) => m.role === "assistant").length;
       const turn = script[index];

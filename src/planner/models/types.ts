@@ -8,6 +8,7 @@ import type {
   ToolResultBlock,
   ToolUseBlock,
   Usage,
+  Variant,
 } from "../../protocol/index.ts";
 import type { ToolSpec } from "../tools/types.ts";
 
@@ -21,6 +22,11 @@ export interface Planner {
   readonly name: ResolvedPlanner;
   /** Whether the planner can carry out an approved plan in the cloud (Write/Edit on the overlay). */
   readonly canExecuteRemotely: boolean;
+  /**
+   * The model it is configured to call, when it calls one: prices and the default context
+   * budget are looked up by it when a reply does not name its model.
+   */
+  readonly model?: string;
   /** One model call. Throws {@link ModelCallError} on failure (transient ones are retried). */
   next(request: ModelRequest): Promise<ModelTurn>;
 }
@@ -47,6 +53,10 @@ export interface ModelRequest {
     sessionId: string;
     mode: PermissionMode;
     planPath: string;
+    /** The session's planning workflow (the offline planner draws a diagram for `visual`). */
+    variant: Variant;
+    /** The subagent's `Task` call id, when this request is a subagent's; absent for the session. */
+    taskId?: string;
   };
   /** Aborts the call (per-call timeout, shutdown). */
   signal?: AbortSignal;

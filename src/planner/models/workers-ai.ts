@@ -33,6 +33,7 @@ export function workersAiPlanner(env: PlannerEnv): Planner {
   return {
     name: "workers-ai",
     canExecuteRemotely: true,
+    model: WORKERS_AI_MODEL,
     async next(request: ModelRequest): Promise<ModelTurn> {
       if (!ai) throw new ModelCallError("this deployment has no Workers AI binding (AI)", false);
       let answer: unknown;
@@ -91,7 +92,7 @@ export function workersAiInputs(request: ModelRequest): Record<string, unknown> 
       type: "function",
       function: { name: t.name, description: t.description, parameters: t.input_schema },
     })),
-    max_tokens: WORKERS_AI_MAX_TOKENS,
+    max_tokens: Math.min(WORKERS_AI_MAX_TOKENS, request.maxOutputTokens),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Variant } from "../../protocol/index.ts";
 import {
   APPROVED_PLAN_MARKER,
   READ_ONLY_TOOLS,
@@ -6,6 +7,7 @@ import {
 } from "../../protocol/index.ts";
 import { PLANS_DIR, REPO_ROOT } from "../paths.ts";
 import type { ReminderKind } from "./reminders.ts";
+import { workflowFor } from "./workflows.ts";
 
 /**
  * What the model is told. The system prompt is the same for every session (so providers can
@@ -54,6 +56,8 @@ export interface ReminderFacts {
   instructions: string | null;
   /** Whether a repository snapshot was attached to the session. */
   hasSnapshot: boolean;
+  /** The session's workflow; `simple` when absent. */
+  variant?: Variant;
 }
 
 /**
@@ -70,19 +74,8 @@ export function readOnlyPreamble(planPath: string): string {
 export const EXIT_PLAN_MODE_FOOTER = `## Finishing
 When the plan is complete, call ExitPlanMode: it shows the plan file to the user for review. End your turn with either AskUserQuestion (to clarify a requirement) or ExitPlanMode (to ask for approval). Never ask for approval in plain text or through AskUserQuestion ("Is this plan OK?", "Shall I proceed?"): approval happens only through ExitPlanMode, and ExitPlanMode reads the plan from the plan file, not from its arguments.`;
 
-/** The default planning workflow: the middle of the full reminder, replaceable by custom instructions. */
-export const DEFAULT_WORKFLOW = `## Workflow
-1. Understand the request. Read the relevant code with ${READING_TOOLS}; look for existing functions, utilities and patterns to reuse. Start with the manifests (package.json, pyproject.toml, Cargo.toml, go.mod, Makefile) and the README.
-2. Clarify only what you cannot find out by reading. If a requirement is genuinely ambiguous and the answer changes the plan, ask with AskUserQuestion: 1–4 questions, each with 2–4 distinct options and a header of at most 12 characters. Do not add an "Other" option; the user can always answer in their own words.
-3. Decide on one recommended approach. Do not list alternatives you would not choose.
-4. Write the plan to the plan file, and revise it as you learn. It should say:
-   - Context: why the change is needed and what it must achieve.
-   - Files to change: each path with line references, what changes and why; new files marked as new.
-   - Existing code to reuse, with paths.
-   - Steps, in order.
-   - Verification: the commands found in the repository (package scripts, Makefile targets, pytest, go test, cargo test) and what to check by hand.
-   - Open questions, if any remain.
-5. Keep the plan concise and reviewable: a reviewer should be able to read all of it.`;
+/** The default planning workflow (`simple`): the middle of the full reminder. */
+export { DEFAULT_WORKFLOW } from "./workflows.ts";
 
 /**
  * The full plan-mode reminder: read-only preamble, plan file state, workflow (or the custom
@@ -95,7 +88,7 @@ export function fullReminder(facts: ReminderFacts): string {
   const workflow =
     facts.instructions !== null && facts.instructions.trim() !== ""
       ? `## Workflow (custom planning instructions)\n${facts.instructions.trim()}`
-      : DEFAULT_WORKFLOW;
+      : workflowFor(facts.variant ?? "simple", facts.planPath);
   return [
     readOnlyPreamble(facts.planPath),
     `## Plan file\n${planFileState(facts.planPath, facts.planExists)}\nThis is the only file you may write or edit; every other write is refused and changes nothing.`,

@@ -1,4 +1,4 @@
-import { TOOL_NAMES, type ToolName } from "../../protocol/index.ts";
+import { READ_ONLY_TOOLS, TOOL_NAMES, type ToolName, type Variant } from "../../protocol/index.ts";
 import { askUserQuestionTool } from "./ask-user-question.ts";
 import { editTool } from "./edit.ts";
 import { exitPlanModeTool } from "./exit-plan-mode.ts";
@@ -6,6 +6,7 @@ import { globTool } from "./glob.ts";
 import { grepTool } from "./grep.ts";
 import { lsTool } from "./ls.ts";
 import { readTool } from "./read.ts";
+import { TASK_SPEC } from "./task.ts";
 import type { Tool, ToolSpec } from "./types.ts";
 import { writeTool } from "./write.ts";
 
@@ -27,6 +28,25 @@ export const TOOLS: Readonly<Record<ToolName, Tool>> = {
 /** The model-facing specs, in `TOOL_NAMES` order. */
 export const TOOL_SPECS: readonly ToolSpec[] = TOOL_NAMES.map((name) => TOOLS[name].spec);
 
+/** A `deep` session's specs: the same catalogue with `Task` last (`DEEP_TOOL_NAMES`). */
+export const DEEP_TOOL_SPECS: readonly ToolSpec[] = [...TOOL_SPECS, TASK_SPEC];
+
+/** What a subagent is offered: the read-only tools only. */
+export const SUBAGENT_TOOL_SPECS: readonly ToolSpec[] = READ_ONLY_TOOLS.map(
+  (name) => TOOLS[name].spec,
+);
+
+/**
+ * The tool catalogue of a session's own conversation: stable for its whole life (a cacheable
+ * prefix), whatever its mode.
+ *
+ * @example
+ * toolSpecsFor("deep").at(-1)?.name // "Task"
+ */
+export function toolSpecsFor(variant: Variant): readonly ToolSpec[] {
+  return variant === "deep" ? DEEP_TOOL_SPECS : TOOL_SPECS;
+}
+
 /**
  * The tool of that name, or undefined for anything else.
  *
@@ -37,5 +57,6 @@ export function findTool(name: string): Tool | undefined {
   return (TOOL_NAMES as readonly string[]).includes(name) ? TOOLS[name as ToolName] : undefined;
 }
 
+export { TaskInput } from "./task.ts";
 export type { Tool, ToolContext, ToolOutcome, ToolSpec } from "./types.ts";
 export { Workspace } from "./workspace.ts";

@@ -30,11 +30,12 @@ export function requiredLiterals(pattern: string): string[][] | null {
     const parser = new Parser(pattern);
     const found = parser.alternation();
     if (parser.at < pattern.length) return null;
+    // Alternatives repeated across branches (`(a|b)x|(a|b)y`) count once.
     const useful = found.all
+      .map((set) => [...new Set(set)])
       .filter(
         (set) => set.length <= MAX_LITERALS && set.every((s) => s.length >= MIN_LITERAL_CHARS),
-      )
-      .map((set) => [...new Set(set)]);
+      );
     return useful.length === 0 ? null : useful;
   } catch {
     return null;
@@ -65,6 +66,12 @@ class Parser {
       branches.push(this.concatenation());
     }
     if (branches.length === 1) return branches[0]!;
+    // A set every branch needs is needed by the whole: `(a|b)x|(a|b)y` needs a or b.
+    const key = (set: readonly string[]) => JSON.stringify([...new Set(set)].sort());
+    const shared = branches[0]!.all.filter((set) =>
+      branches.every((b) => b.all.some((other) => key(other) === key(set))),
+    );
+    if (shared.length > 0) return { exact: null, all: shared };
     // A match contains what one of the branches needs: one set, the union of their best.
     const bests = branches.map((b) => best(b.all));
     if (bests.some((b) => b === null)) return NOTHING_KNOWN;

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import type { PermissionMode, ToolName } from "../../protocol/index.ts";
+import type { PermissionMode, SessionToolName } from "../../protocol/index.ts";
 import type { WriteTarget } from "../permissions.ts";
 import type { SessionPort } from "../port.ts";
 import type { Workspace } from "./workspace.ts";
 
 /** What the model is told about a tool: its name, what it does, its input as JSON Schema. */
 export interface ToolSpec {
-  name: ToolName;
+  name: SessionToolName;
   description: string;
   input_schema: Record<string, unknown>;
 }

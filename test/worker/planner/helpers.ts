@@ -3,7 +3,7 @@ import { type StepOptions, step } from "../../../src/planner/loop.ts";
 import { scriptedPlanner } from "../../../src/planner/models/scripted.ts";
 import type { ModelRequest, ModelTurn, Planner } from "../../../src/planner/models/types.ts";
 import { decidePermission } from "../../../src/planner/permissions.ts";
-import type { StepResult } from "../../../src/planner/port.ts";
+import type { PlannerEnv, StepResult } from "../../../src/planner/port.ts";
 import { findTool, type ToolOutcome, Workspace } from "../../../src/planner/tools/index.ts";
 import type { Event, PermissionMode, ScriptedTurn, ToolName } from "../../../src/protocol/index.ts";
 import { MemoryPort } from "../../support/memory-port.ts";
@@ -53,9 +53,10 @@ export async function runUntilStopped(
   port: MemoryPort,
   options: StepOptions,
   maxSteps = 60,
+  env: PlannerEnv = {},
 ): Promise<StepResult> {
   for (let i = 0; i < maxSteps; i++) {
-    const result = await step(port, {}, options);
+    const result = await step(port, env, options);
     if (result.next !== "continue") return result;
   }
   throw new Error(`the loop did not stop within ${maxSteps} steps`);

@@ -4,5 +4,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** The Anthropic Messages API test double's URL, from test/client/anthropic-double-setup.ts. */
     anthropicDoubleUrl: string;
+    /** The OpenAI Chat Completions API test double's URL, from the same setup. */
+    openaiDoubleUrl: string;
   }
 }
