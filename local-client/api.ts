@@ -190,6 +190,10 @@ export function createApi(opts: ApiOptions) {
       return parseBody(res, SnapshotReceiptSchema, "POST /v1/snapshots");
     },
 
+    /**
+     * `POST /v1/sessions`. Every field of {@link CreateSession} goes as given: `seed_plan` (a
+     * draft to refine) becomes the session's plan revision 1.
+     */
     createSession(body: CreateSession & { script?: unknown }): Promise<Session> {
       return json(SessionSchema, "POST", "/v1/sessions", body);
     },

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { EXIT } from "./cli/exit-codes.ts";
 import { type PlanFlags, type PollFlags, runAttach, runPlan } from "./cli/poll-command.ts";
+import type { ReviewFlags } from "./cli/review-command.ts";
 import { runEmbedded, runServe } from "./cli/serve.ts";
 import { runList, runPull, runStatus, runStop, type ServerFlags } from "./cli/session-commands.ts";
 import { UsageError } from "./errors.ts";
@@ -32,7 +33,7 @@ function pollingOptions(cmd: Command): Command {
     )
     .option(
       "--on-teleport <cmd>",
-      "shell command that receives a teleported plan on stdin (PLANPORT_PLAN_FILE, PLANPORT_FRESH_CONTEXT set)",
+      "claude, codex, gemini, aider or opencode (starts that agent with the plan), or a shell command that receives a teleported plan on stdin (PLANPORT_PLAN_FILE, PLANPORT_FRESH_CONTEXT set)",
     )
     .option("--json", "print only NDJSON events on stdout");
 }
@@ -59,7 +60,11 @@ export function buildProgram(done: (code: number) => void): Command {
     program
       .command("plan")
       .description("snapshot the repository, start a remote planning session and wait for the plan")
-      .argument("<task...>", "what to plan")
+      .argument("[task...]", "what to plan (optional with --seed-plan)")
+      .option(
+        "--seed-plan <file>",
+        "a draft plan to refine instead of starting over (- reads stdin)",
+      )
       .addOption(new Option("--planner <name>", "auto, offline, anthropic, openai, workers-ai"))
       .option("--variant <name>", "the planning workflow: simple, visual or deep")
       .option(
@@ -80,6 +85,30 @@ export function buildProgram(done: (code: number) => void): Command {
       )
       .argument("<session-id>"),
   ).action(async (id: string, opts: PollFlags) => done(await runAttach(id, opts)));
+
+  serverOptions(
+    program
+      .command("review")
+      .description(
+        "review a session's plan in this terminal: answer, approve, send here, keep planning, stop",
+      )
+      .argument("<session-id>"),
+  )
+    .option(
+      "--plans-dir <dir>",
+      "where a plan sent here is written (inside the repository; default ~/.planport/plans)",
+    )
+    .option(
+      "--on-teleport <cmd>",
+      "claude, codex, gemini, aider or opencode, or a shell command: what a plan sent here is handed to",
+    )
+    .option("--repo <dir>", "the repository the plan is for (default: the current directory)")
+    .option("--interval <duration>", "time between polls (ms, s, m)", "3s")
+    .action(async (id: string, opts: ReviewFlags) => {
+      // Loaded on use: the markdown renderer and its syntax highlighter are large.
+      const { runReview } = await import("./cli/review-command.ts");
+      done(await runReview(id, opts));
+    });
 
   serverOptions(program.command("status").description("show one session").argument("<session-id>"))
     .option("--json", "print the session as JSON")
@@ -125,6 +154,17 @@ export function buildProgram(done: (code: number) => void): Command {
     .description("show the embedded local worker started on demand, or stop it")
     .option("--stop", "stop it")
     .action(async (opts: { stop?: boolean }) => done(await runEmbedded(opts)));
+
+  serverOptions(
+    program
+      .command("mcp")
+      .description(
+        "run the planport MCP server on stdio (tools: plan, wait_for_plan, status, list, stop, pull_changes)",
+      ),
+  ).action(async (opts: { server?: string; token?: string }) => {
+    const { runMcp } = await import("./mcp/stdio.ts");
+    done(await runMcp(opts));
+  });
 
   return program;
 }

@@ -1,8 +1,15 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { accessSync, constants, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { basename, delimiter, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { defaultPlansDir } from "./home.ts";
+import {
+  type PresetName,
+  presetBinary,
+  presetLaunch,
+  presetMissingText,
+  presetName,
+} from "./presets.ts";
 
 /**
  * What a teleport does on this machine: the plan sent back from the browser is saved as a plan
@@ -107,6 +114,27 @@ export function writePlanFile(dir: string, slug: string, plan: string): string {
   }
 }
 
+/** What a hand-off command or preset is run with. */
+export interface HandOffRun {
+  plan: string;
+  planFile: string;
+  fresh: boolean;
+  cwd: string;
+  /** `stderr` keeps stdout for `--json` lines only. */
+  output?: "inherit" | "stderr";
+}
+
+const stdoutOf = (opts: HandOffRun) => (opts.output === "stderr" ? process.stderr : "inherit");
+
+/** The hand-off's environment: the plan file, and `1` for a fresh context (`0` = here). */
+function handOffEnv(opts: HandOffRun): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PLANPORT_PLAN_FILE: opts.planFile,
+    PLANPORT_FRESH_CONTEXT: opts.fresh ? "1" : "0",
+  };
+}
+
 /**
  * Runs the user's hand-off command through the shell with the plan on stdin,
  * `PLANPORT_PLAN_FILE` and `PLANPORT_FRESH_CONTEXT` (`1` = start a new session, `0` = implement
@@ -115,26 +143,12 @@ export function writePlanFile(dir: string, slug: string, plan: string): string {
  * @example
  * await runOnTeleport("claude -p", { plan, planFile, fresh: false, cwd: repo }) // → 0
  */
-export async function runOnTeleport(
-  command: string,
-  opts: {
-    plan: string;
-    planFile: string;
-    fresh: boolean;
-    cwd: string;
-    /** `stderr` keeps stdout for `--json` lines only. */
-    output?: "inherit" | "stderr";
-  },
-): Promise<number> {
+export async function runOnTeleport(command: string, opts: HandOffRun): Promise<number> {
   const child = spawn(command, {
     shell: true,
     cwd: opts.cwd,
-    stdio: ["pipe", opts.output === "stderr" ? process.stderr : "inherit", "inherit"],
-    env: {
-      ...process.env,
-      PLANPORT_PLAN_FILE: opts.planFile,
-      PLANPORT_FRESH_CONTEXT: opts.fresh ? "1" : "0",
-    },
+    stdio: ["pipe", stdoutOf(opts), "inherit"],
+    env: handOffEnv(opts),
   });
   // A command that does not read its stdin closes it early; that is its choice, not an error.
   child.stdin?.on("error", () => {});
@@ -143,12 +157,64 @@ export async function runOnTeleport(
   return code ?? (signal ? 128 : 1);
 }
 
+/**
+ * The executable `binary` resolves to on PATH, or null: what decides that a preset's agent is
+ * installed. Only a name without a slash is looked up (presets are bare names).
+ *
+ * @example
+ * findOnPath("claude", process.env) // → "/usr/local/bin/claude" (or null)
+ */
+export function findOnPath(binary: string, env: NodeJS.ProcessEnv = process.env): string | null {
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (dir === "") continue;
+    const candidate = join(dir, binary);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // Not here (or not executable): the next PATH entry.
+    }
+  }
+  return null;
+}
+
+/**
+ * Starts a preset's agent in this terminal (stdin and stderr inherited, so its TUI works)
+ * with the plan as its first instruction — an argv array, never a shell string. Resolves with
+ * its exit code. `executable` is the binary {@link findOnPath} found.
+ *
+ * @example
+ * await runPreset("claude", "/usr/local/bin/claude", { plan, planFile, fresh: true, cwd: repo }) // → 0
+ */
+export async function runPreset(
+  name: PresetName,
+  executable: string,
+  opts: HandOffRun,
+): Promise<number> {
+  const launch = presetLaunch(name, opts);
+  const child = spawn(executable, launch.args, {
+    cwd: opts.cwd,
+    stdio: ["inherit", stdoutOf(opts), "inherit"],
+    env: handOffEnv(opts),
+  });
+  const exit = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
+  const failed = once(child, "error").then(([err]) => err as NodeJS.ErrnoException);
+  const first = await Promise.race([exit, failed]);
+  if (first instanceof Error) return first.code === "ENOENT" || first.code === "EACCES" ? 127 : 1;
+  const [code, signal] = first;
+  return code ?? (signal ? 128 : 1);
+}
+
 export interface HandOffOptions {
   plan: string;
   title?: string;
   repoRoot: string;
   plansDir?: string;
-  /** The shell command that carries the plan out; without one the hand-off is "cancel". */
+  /**
+   * The shell command that carries the plan out, or a preset name (presets.ts); without one the
+   * hand-off is "cancel".
+   */
   onTeleport?: string;
   /** Asks the user (a TTY); absent = no terminal, so the command runs as "implement here". */
   choose?: (planFile: string) => Promise<TeleportChoice>;
@@ -162,6 +228,8 @@ export interface HandOffResult {
   choice: TeleportChoice;
   /** The hand-off command's exit code; null when none ran. */
   commandExitCode: number | null;
+  /** A preset whose agent is not installed: the sentence naming what to install (nothing ran). */
+  notInstalled?: string;
 }
 
 /**
@@ -192,22 +260,33 @@ export function saveTeleportedPlan(
  * // → { choice: "cancel", commandExitCode: null }
  */
 export async function carryOutTeleport(
-  opts: Pick<HandOffOptions, "plan" | "repoRoot" | "onTeleport" | "choose" | "output"> & {
+  opts: Pick<HandOffOptions, "plan" | "repoRoot" | "onTeleport" | "choose" | "output" | "env"> & {
     planFile: string;
   },
 ): Promise<Omit<HandOffResult, "planFile">> {
   if (opts.onTeleport === undefined || opts.onTeleport.trim() === "") {
     return { choice: "cancel", commandExitCode: null };
   }
+  const preset = presetName(opts.onTeleport);
+  // Checked before asking: "implement here or start fresh?" means nothing for an agent that is
+  // not there.
+  const executable = preset ? findOnPath(presetBinary(preset), opts.env) : null;
+  if (preset && executable === null) {
+    return { choice: "cancel", commandExitCode: null, notInstalled: presetMissingText(preset) };
+  }
   const choice = opts.choose ? await opts.choose(opts.planFile) : "implement";
   if (choice === "cancel") return { choice, commandExitCode: null };
-  const commandExitCode = await runOnTeleport(opts.onTeleport, {
+  const run = {
     plan: opts.plan,
     planFile: opts.planFile,
     fresh: choice === "fresh",
     cwd: opts.repoRoot,
     output: opts.output,
-  });
+  };
+  const commandExitCode =
+    preset && executable
+      ? await runPreset(preset, executable, run)
+      : await runOnTeleport(opts.onTeleport, run);
   return { choice, commandExitCode };
 }
 

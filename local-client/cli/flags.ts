@@ -1,6 +1,8 @@
-import { statSync } from "node:fs";
+import { type Stats, statSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { resolve } from "node:path";
 import {
+  MAX_APPROVABLE_PLAN_CHARS,
   PLANNER_NAMES,
   type PlannerName,
   VARIANTS,
@@ -8,6 +10,7 @@ import {
 } from "../../src/protocol/index.ts";
 import { parseDuration } from "../duration.ts";
 import { UsageError } from "../errors.ts";
+import { terminalLine, truncateLine } from "../terminal-text.ts";
 
 /** The flags of `plan` and `attach`, validated before anything touches the network. */
 
@@ -29,6 +32,8 @@ export interface PlanFlags extends PollFlags {
   attempts?: string;
   /** Best-of-N: one session per planner named (comma-separated). */
   planners?: string;
+  /** A draft to refine (`seed_plan`): a file, or `-` for stdin. */
+  seedPlan?: string;
 }
 
 /** The most sessions one best-of-N group starts (CONTRACT: `--attempts` 1–4). */
@@ -142,4 +147,155 @@ export function sessionPlanners(flags: PlanFlags): (PlannerName | undefined)[] {
     throw new UsageError(`--attempts must be a whole number from 1 to ${MAX_GROUP_SESSIONS}`);
   }
   return Array.from({ length: attempts }, () => planner);
+}
+
+/** The longest prompt `plan` derives from a draft when the task is left out (one line). */
+export const SEED_TASK_MAX_CHARS = 120;
+/** UTF-8 takes at most 4 bytes per UTF-16 unit of the limit: more bytes are too long for sure. */
+const MAX_SEED_BYTES = MAX_APPROVABLE_PLAN_CHARS * 4;
+
+/**
+ * The text of a draft (`--seed-plan`), checked as the server will check it, with a sentence
+ * naming the file when it cannot be sent: empty, not UTF-8 text, or too long. Pure.
+ *
+ * @example
+ * seedPlanText(new TextEncoder().encode("# Add OAuth\n"), "draft.md") // → "# Add OAuth\n"
+ * seedPlanText(new Uint8Array(), "draft.md") // throws UsageError "--seed-plan draft.md is empty; …"
+ */
+export function seedPlanText(bytes: Uint8Array, name: string): string {
+  const shown = `--seed-plan ${name}`;
+  if (bytes.byteLength > MAX_SEED_BYTES) throw tooLong(shown);
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`${shown} is not UTF-8 text; save the draft as UTF-8 markdown`);
+  }
+  if (text.includes("\u0000"))
+    throw new UsageError(`${shown} is not text (it holds NUL bytes); pass a markdown draft`);
+  if (text.trim() === "")
+    throw new UsageError(`${shown} is empty; write the draft into it, or leave out --seed-plan`);
+  if (text.length > MAX_APPROVABLE_PLAN_CHARS) throw tooLong(shown, text.length);
+  return text;
+}
+
+function tooLong(shown: string, chars?: number): UsageError {
+  return new UsageError(
+    `${shown} is too long${chars === undefined ? "" : ` (${chars} characters)`}: a draft may have at most ${MAX_APPROVABLE_PLAN_CHARS} characters`,
+  );
+}
+
+/** Where a draft is read from: stdin's bytes (a seam for tests), and whether stdin is a terminal. */
+export interface SeedSource {
+  stdin: () => Promise<Uint8Array>;
+  stdinIsTerminal: boolean;
+}
+
+/**
+ * Reads `--seed-plan FILE` (`-`: stdin) and checks it ({@link seedPlanText}); undefined without
+ * the flag. Every refusal is a {@link UsageError} whose sentence names the file.
+ *
+ * @example
+ * await readSeedPlan("notes/plan.md") // → "# Add OAuth\n…"
+ */
+export async function readSeedPlan(
+  flag: string | undefined,
+  source: SeedSource = processStdin(),
+): Promise<string | undefined> {
+  if (flag === undefined) return undefined;
+  if (flag === "-") {
+    if (source.stdinIsTerminal)
+      throw new UsageError(
+        "--seed-plan - reads the draft from stdin, which is a terminal here; pipe the draft in (planport plan --seed-plan - < plan.md)",
+      );
+    return seedPlanText(await source.stdin(), "- (stdin)");
+  }
+  const path = resolve(flag);
+  let stats: Stats;
+  try {
+    stats = statSync(path);
+  } catch {
+    throw new UsageError(`--seed-plan ${flag}: there is no file ${path}`);
+  }
+  if (stats.isDirectory())
+    throw new UsageError(`--seed-plan ${flag} is a directory; pass the draft's file`);
+  if (!stats.isFile()) throw new UsageError(`--seed-plan ${flag} is not a regular file`);
+  if (stats.size > MAX_SEED_BYTES) throw tooLong(`--seed-plan ${flag}`);
+  let bytes: Uint8Array;
+  try {
+    bytes = await readAtMost(path, MAX_SEED_BYTES + 1);
+  } catch (err) {
+    throw new UsageError(`--seed-plan ${flag} cannot be read: ${(err as Error).message}`);
+  }
+  return seedPlanText(bytes, flag);
+}
+
+/**
+ * The session's prompt: the task's words, or — when they are left out and a draft is given —
+ * "Refine this plan: <the draft's first heading>" (else its first line), one short line.
+ * Neither is a usage error.
+ *
+ * @example
+ * planTask([], "# Add OAuth login\n\n1. …") // → "Refine this plan: Add OAuth login"
+ * planTask(["add", "OAuth"], "# x") // → "add OAuth"
+ */
+export function planTask(words: readonly string[], seed: string | undefined): string {
+  const task = words.join(" ").trim();
+  if (task !== "") return task;
+  if (seed === undefined)
+    throw new UsageError(
+      "describe the task to plan, e.g. planport plan add OAuth login, or pass a draft to refine with --seed-plan FILE",
+    );
+  const lead = "Refine this plan";
+  const title = truncateLine(draftTitle(seed), SEED_TASK_MAX_CHARS - lead.length - 2);
+  return title === "" ? lead : `${lead}: ${title}`;
+}
+
+/** A draft's first heading without its `#`s, else its first non-empty line; one clean line. */
+function draftTitle(seed: string): string {
+  let first = "";
+  for (const line of seed.slice(0, 20_000).split(/\r\n|\r|\n/)) {
+    const clean = terminalLine(line);
+    if (clean === "") continue;
+    const heading = /^#{1,6}(?:\s|$)/.test(clean);
+    if (heading) {
+      // Without the opening #s, and a closing run of them after a space ("## Add login ##").
+      const text = clean.replace(/^#+/, "").replace(/\s#+$/, "").trim();
+      if (text !== "") return text;
+    } else if (first === "") first = clean;
+  }
+  return first;
+}
+
+async function readAtMost(path: string, maxBytes: number): Promise<Uint8Array> {
+  const file = await open(path, "r");
+  try {
+    const buffer = new Uint8Array(maxBytes);
+    let filled = 0;
+    while (filled < maxBytes) {
+      const { bytesRead } = await file.read(buffer, filled, maxBytes - filled, null);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return buffer.subarray(0, filled);
+  } finally {
+    await file.close();
+  }
+}
+
+function processStdin(): SeedSource {
+  return {
+    stdinIsTerminal: process.stdin.isTTY === true,
+    stdin: async () => {
+      const chunks: Uint8Array[] = [];
+      let total = 0;
+      for await (const chunk of process.stdin as AsyncIterable<Uint8Array>) {
+        chunks.push(chunk);
+        total += chunk.byteLength;
+        // Enough to know it is too long; the rest is never held in memory.
+        if (total > MAX_SEED_BYTES) break;
+      }
+      return Buffer.concat(chunks);
+    },
+  };
 }

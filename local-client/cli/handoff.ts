@@ -42,7 +42,7 @@ export async function handOff(
   reporter.outcome({ ...outcome, planFile });
   const interactive =
     !settings.json && process.stdin.isTTY === true && process.stderr.isTTY === true;
-  const { choice, commandExitCode } = await carryOutTeleport({
+  const { choice, commandExitCode, notInstalled } = await carryOutTeleport({
     plan: outcome.plan,
     planFile,
     repoRoot: settings.repoRoot,
@@ -50,6 +50,10 @@ export async function handOff(
     choose: interactive ? askChoice : undefined,
     output: settings.json ? "stderr" : "inherit",
   });
+  if (notInstalled !== undefined) {
+    reporter.warn(`${notInstalled}. The plan is saved at ${planFile}`);
+    return EXIT.localFailure;
+  }
   if (choice === "cancel") {
     reporter.note(`The plan is saved at ${planFile}`);
     if (settings.onTeleport === undefined) {
@@ -72,7 +76,11 @@ async function askChoice(planFile: string): Promise<TeleportChoice> {
   const choice = await select<TeleportChoice>({
     message: `The plan is saved at ${terminalLine(planFile)}. What next?`,
     options: [
-      { value: "implement", label: "Implement here", hint: "run --on-teleport with this context" },
+      {
+        value: "implement",
+        label: "Implement here",
+        hint: "run --on-teleport with this context (a preset continues its last conversation here)",
+      },
       {
         value: "fresh",
         label: "Start a new session",

@@ -1,7 +1,6 @@
 import type { Session } from "../../src/protocol/index.ts";
 import { abortAfter } from "../abort-after.ts";
 import { ApiError, withRetry } from "../api.ts";
-import { UsageError } from "../errors.ts";
 import { PollError, type PollProgress, pollTimeoutError } from "../poll-error.ts";
 import { POLL_TIMEOUT_MS, pollForApprovedExitPlanMode, systemClock } from "../poller.ts";
 import { ExitPlanModeScanner } from "../scanner.ts";
@@ -20,7 +19,9 @@ import { EXIT, exitCodeForError, exitCodeForReason } from "./exit-codes.ts";
 import {
   type PlanFlags,
   type PollFlags,
+  planTask,
   pollSettings,
+  readSeedPlan,
   type Settings,
   sessionPlanners,
   variantFlag,
@@ -45,17 +46,18 @@ function interruptOnSigint(): { signal: AbortSignal; dispose: () => void } {
 }
 
 /**
- * `planport plan <task…>`: snapshot, upload if new, create the session (or, with `--attempts` /
- * `--planners`, a best-of-N group of them: group-command.ts), poll, hand off.
+ * `planport plan [task…]`: snapshot, upload if new, create the session (or, with `--attempts` /
+ * `--planners`, a best-of-N group of them: group-command.ts, each with the same draft), poll,
+ * hand off. `--seed-plan FILE` (`-`: stdin) sends a draft to refine as `seed_plan`; the task
+ * may then be left out.
  */
 export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<number> {
   const reporter = createReporter({ json: flags.json === true });
   const interrupt = interruptOnSigint();
   let conn: Connection | null = null;
   try {
-    const task = taskWords.join(" ").trim();
-    if (task === "")
-      throw new UsageError("describe the task to plan, e.g. planport plan add OAuth login");
+    const seedPlan = await readSeedPlan(flags.seedPlan);
+    const task = planTask(taskWords, seedPlan);
     const settings = pollSettings(flags);
     const planners = sessionPlanners(flags);
     const variant = variantFlag(flags.variant);
@@ -85,7 +87,12 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
       reporter.status(`uploading the snapshot (${formatBytes(snapshot.bytes.byteLength)})…`);
       await withRetry(() => api.uploadSnapshot(snapshot.bytes), interrupt.signal);
     }
-    const request = { prompt: task, snapshot_id: snapshot.id, variant };
+    const request = {
+      prompt: task,
+      snapshot_id: snapshot.id,
+      variant,
+      ...(seedPlan !== undefined && { seed_plan: seedPlan }),
+    };
     if (planners.length > 1) {
       return await runGroup(conn, { request, planners }, settings, reporter, interrupt.signal);
     }

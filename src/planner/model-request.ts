@@ -93,6 +93,7 @@ export function buildRequest(
     instructions: facts.instructions,
     hasSnapshot: facts.snapshotId !== null,
     variant: facts.variant,
+    ...(facts.seeded === true && { seeded: true }),
   });
   const byEvent = new Map(engine.reminders.map((r) => [r.eventId, r]));
   const messages = buildConversation(
@@ -109,9 +110,22 @@ export function buildRequest(
     messages,
     inputs: userInputs(thread.all, source.decisions),
     maxOutputTokens: outputTokensFor(budget),
-    context: { sessionId: facts.id, mode, planPath: facts.planPath, variant: facts.variant },
+    context: {
+      sessionId: facts.id,
+      mode,
+      planPath: facts.planPath,
+      variant: facts.variant,
+      ...seedContext(port),
+    },
     signal,
   };
+}
+
+/** The draft a seeded session started from (revision 1), for planners that do not read prose. */
+function seedContext(port: SessionPort): { seedPlan?: string } {
+  if (port.facts.seeded !== true) return {};
+  const seed = port.readPlanRevision(1);
+  return seed === null ? {} : { seedPlan: seed.content };
 }
 
 /**

@@ -127,6 +127,11 @@ export interface SessionFacts {
   /** Turns for the scripted planner. */
   script: ScriptedTurn[] | null;
   snapshotId: string | null;
+  /**
+   * The session started from a draft written elsewhere (`seed_plan`): the plan file's revision
+   * 1, there before the first model call. Absent means false.
+   */
+  seeded?: boolean;
 }
 
 /**

@@ -1,10 +1,11 @@
-import { z } from "zod";
 import {
   ENDING_RESULT_SUBTYPES,
   type Event,
   MAX_APPROVABLE_PLAN_CHARS,
   type PlanDecisionRecord,
   type PlanFile,
+  type QuestionInput,
+  QuestionInputSchema,
   type Session,
   type SessionPhase,
   TERMINAL_POLL_WINDOW_MS,
@@ -52,30 +53,6 @@ export const SUPERSEDED = "superseded";
 
 /** An action the page offers, or the sentence that says why it does not. */
 export type Offer = { offered: true } | { offered: false; reason: string };
-
-/** The clarifying-question input as the page displays it (AskUserQuestion's shape). */
-export const QuestionInputSchema = z.object({
-  questions: z
-    .array(
-      z.object({
-        question: z.string().min(1).max(2_000),
-        header: z.string().max(100).optional(),
-        multiSelect: z.boolean().optional(),
-        options: z
-          .array(
-            z.object({
-              label: z.string().min(1).max(1_000),
-              description: z.string().max(5_000).optional(),
-            }),
-          )
-          .min(1)
-          .max(10),
-      }),
-    )
-    .min(1)
-    .max(4),
-});
-export type QuestionInput = z.infer<typeof QuestionInputSchema>;
 
 export type QuestionView =
   | { toolUseId: string; valid: true; questions: QuestionInput["questions"] }

@@ -231,3 +231,16 @@ export function countTurns(sql: SqlStorage): number {
   return sql.exec<{ n: number }>("SELECT count(*) AS n FROM events WHERE type = 'assistant'").one()
     .n;
 }
+
+/**
+ * Whether the session started from a draft (`seed_plan`), read from the one record of it: the
+ * `system/init` event that opens the log.
+ */
+export function startedFromSeed(sql: SqlStorage): boolean {
+  const row = sql
+    .exec<{ seeded: number | null }>(
+      "SELECT json_extract(json, '$.seed_plan') AS seeded FROM events ORDER BY seq LIMIT 1",
+    )
+    .toArray()[0];
+  return row?.seeded === 1;
+}

@@ -8,7 +8,8 @@ import {
 
 /**
  * The `system/init` event that opens every log: plan mode, the planner, the workflow, the tools
- * (`Task` too in a `deep` session), the plan file.
+ * (`Task` too in a `deep` session), the plan file, and `seed_plan: true` when the session
+ * started from a draft (absent otherwise, so logs without one read as before).
  *
  * @example
  * initEvent({ id: "ses_…", planner: "offline", planPath: "/plans/bold-eagle.md", variant: "simple" }).tools // ["Read", …]
@@ -18,6 +19,7 @@ export function initEvent(session: {
   planner: ResolvedPlanner;
   planPath: string;
   variant: Variant;
+  seeded?: boolean;
 }): NewEvent {
   return {
     type: "system",
@@ -28,5 +30,6 @@ export function initEvent(session: {
     session_id: session.id,
     plan_file: session.planPath,
     variant: session.variant,
+    ...(session.seeded === true && { seed_plan: true }),
   };
 }

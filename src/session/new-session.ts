@@ -2,6 +2,7 @@ import type { PermissionMode, ResolvedPlanner, ScriptedTurn, Variant } from "../
 import { appendEvents } from "./event-log.ts";
 import { initEvent } from "./init-event.ts";
 import { requestStep } from "./lifecycle.ts";
+import { writePlan } from "./plan-file.ts";
 import { insertRow, readRow, type SessionRecord } from "./session-row.ts";
 import { planPathFor } from "./slug.ts";
 
@@ -24,6 +25,8 @@ export interface NewSession {
   askTimeoutS: number | null;
   instructions: string | null;
   script: ScriptedTurn[] | null;
+  /** A draft written elsewhere (`seed_plan`): the plan file's revision 1, or null. */
+  seedPlan: string | null;
   snapshotId: string | null;
   maxTurns: number;
   origin: string;
@@ -32,18 +35,22 @@ export interface NewSession {
 
 /**
  * Writes a new session into an empty object, inside the caller's transaction: the row, the
- * `system/init` event, and, unless `autostart` is false, the first step request. The log's
- * first event is written here and only here; the engine never writes it.
+ * `system/init` event, the draft (`seed_plan`) as the plan file's revision 1 — written like any
+ * plan write, so the review page, the planner's "the plan file exists" and its Read see it
+ * before the first model call — and, unless `autostart` is false, the first step request. The
+ * log's first event is written here and only here; the engine never writes it.
  */
 export function writeNewSession(sql: SqlStorage, input: NewSession, nowMs: number): void {
   if (readRow(sql) !== null) throw new Error(`Session ${input.id} already exists.`);
   const planPath = planPathFor(input.id);
+  const seeded = input.seedPlan !== null;
   insertRow(sql, newRow(input, planPath, nowMs));
   appendEvents(
     sql,
-    [initEvent({ id: input.id, planner: input.planner, planPath, variant: input.variant })],
+    [initEvent({ id: input.id, planner: input.planner, planPath, variant: input.variant, seeded })],
     nowMs,
   );
+  if (input.seedPlan !== null) writePlan(sql, planPath, input.seedPlan, false, nowMs);
   if (input.autostart) requestStep(sql, nowMs);
 }
 

@@ -8,7 +8,7 @@ import type {
   ScriptedTurn,
   Usage,
 } from "../protocol/index.ts";
-import { appendEvents, listEvents } from "./event-log.ts";
+import { appendEvents, listEvents, startedFromSeed } from "./event-log.ts";
 import { endSession } from "./lifecycle.ts";
 import { listOverlay, readOverlay, writeOverlay } from "./overlay.ts";
 import { readPlan, readPlanRevision, writePlan } from "./plan-file.ts";
@@ -58,7 +58,7 @@ export class SessionPortAdapter implements SessionPort {
     this.sql = storage.sql;
     const texts = readSessionTexts(this.sql);
     if (texts === null) throw new Error("This Durable Object holds no session.");
-    this.facts = factsOf(this.row(), texts);
+    this.facts = factsOf(this.row(), texts, startedFromSeed(this.sql));
   }
 
   transaction<T>(fn: () => T): T {
@@ -196,7 +196,7 @@ export class SessionPortAdapter implements SessionPort {
   }
 }
 
-function factsOf(row: SessionRow, texts: SessionTexts): SessionFacts {
+function factsOf(row: SessionRow, texts: SessionTexts, seeded: boolean): SessionFacts {
   return {
     id: row.id,
     title: row.title,
@@ -209,5 +209,6 @@ function factsOf(row: SessionRow, texts: SessionTexts): SessionFacts {
     maxTurns: row.max_turns,
     script: texts.script === null ? null : (JSON.parse(texts.script) as ScriptedTurn[]),
     snapshotId: row.snapshot_id,
+    seeded,
   };
 }

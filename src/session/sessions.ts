@@ -143,6 +143,7 @@ export async function createSession(
     askTimeoutS: body.ask_timeout_s ?? null,
     instructions: body.instructions ?? null,
     script: body.script ?? null,
+    seedPlan: body.seed_plan ?? null,
     snapshotId,
     maxTurns: config.maxTurns,
     origin,

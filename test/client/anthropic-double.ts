@@ -16,6 +16,10 @@
  *                                       match: answer only requests containing this text)
  *   GET  <url>/_double/<lane>/requests  → [{headers, body, received_at, answered_at, matched}]
  *   POST <url>/t/<lane>/v1/messages     the Messages API itself
+ *
+ * A request with `"stream": true` (Claude Code's own) gets its successful reply as the Messages
+ * API's server-sent events (see {@link messageEvents}); an in-process test can also answer a
+ * lane's requests with a function (`respond`), for turns that depend on what a tool returned.
  */
 import type { IncomingMessage } from "node:http";
 import {
@@ -51,7 +55,100 @@ const ANTHROPIC_API: DoubleApi = {
     const reply = scripted as { usage?: Record<string, number> };
     return { body: { ...reply, usage }, usage };
   },
+  streamEvents: messageEvents,
 };
+
+/** One content block of a Messages reply, as the double streams it. */
+type ReplyBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: unknown }
+  | { type: "thinking"; thinking: string; signature?: string };
+
+/**
+ * A Messages API reply (`{id, model, content, stop_reason, usage}`) as the server-sent events
+ * the API streams for it: `message_start` (the message without content), then per block
+ * `content_block_start`, one `content_block_delta` (`text_delta`, `input_json_delta` or
+ * `thinking_delta`) and `content_block_stop`, then `message_delta` (stop reason, output
+ * tokens) and `message_stop`.
+ *
+ * @example
+ * messageEvents({ id: "msg_1", content: [{ type: "text", text: "hi" }], stop_reason: "end_turn" })
+ * // → "event: message_start\ndata: {…}\n\nevent: content_block_start\n…"
+ */
+export function messageEvents(reply: unknown): string {
+  const r = reply as {
+    id?: string;
+    model?: string;
+    content?: ReplyBlock[];
+    stop_reason?: string;
+    usage?: Record<string, number>;
+  };
+  const usage = { input_tokens: 1, output_tokens: 1, ...r.usage };
+  const events: [string, unknown][] = [
+    [
+      "message_start",
+      {
+        type: "message_start",
+        message: {
+          id: r.id ?? "msg_double",
+          type: "message",
+          role: "assistant",
+          model: r.model ?? "claude-double",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { ...usage, output_tokens: 1 },
+        },
+      },
+    ],
+  ];
+  (r.content ?? []).forEach((block, index) => {
+    const [start, delta] = streamedBlock(block);
+    events.push([
+      "content_block_start",
+      { type: "content_block_start", index, content_block: start },
+    ]);
+    events.push(["content_block_delta", { type: "content_block_delta", index, delta }]);
+    if (block.type === "thinking") {
+      const signature = { type: "signature_delta", signature: block.signature ?? "double" };
+      events.push([
+        "content_block_delta",
+        { type: "content_block_delta", index, delta: signature },
+      ]);
+    }
+    events.push(["content_block_stop", { type: "content_block_stop", index }]);
+  });
+  events.push([
+    "message_delta",
+    {
+      type: "message_delta",
+      delta: { stop_reason: r.stop_reason ?? "end_turn", stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    },
+  ]);
+  events.push(["message_stop", { type: "message_stop" }]);
+  return events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join("");
+}
+
+function streamedBlock(block: ReplyBlock): [unknown, unknown] {
+  switch (block.type) {
+    case "text":
+      return [
+        { type: "text", text: "" },
+        { type: "text_delta", text: block.text },
+      ];
+    case "tool_use":
+      return [
+        { type: "tool_use", id: block.id, name: block.name, input: {} },
+        { type: "input_json_delta", partial_json: JSON.stringify(block.input) },
+      ];
+    case "thinking":
+      return [
+        { type: "thinking", thinking: "" },
+        { type: "thinking_delta", thinking: block.thinking },
+      ];
+  }
+}
 
 /** How far before a cache mark Anthropic looks for an earlier cached prefix (in blocks). */
 const CACHE_LOOKBACK_BLOCKS = 20;
@@ -124,8 +221,9 @@ export function wireProblem(req: IncomingMessage, body: unknown): string | null 
   const b = body as { model?: unknown; max_tokens?: unknown; tools?: unknown; messages?: unknown };
   if (typeof b.model !== "string" || typeof b.max_tokens !== "number")
     return "model and max_tokens are required";
-  if (!Array.isArray(b.tools)) return "tools must be a list";
-  for (const tool of b.tools as {
+  // Optional, as in the real API (Claude Code's side requests — titles and the like — have none).
+  if (b.tools !== undefined && !Array.isArray(b.tools)) return "tools must be a list";
+  for (const tool of (b.tools ?? []) as {
     name?: unknown;
     description?: unknown;
     input_schema?: { type?: unknown };
@@ -137,35 +235,39 @@ export function wireProblem(req: IncomingMessage, body: unknown): string | null 
   }
   if (!Array.isArray(b.messages) || b.messages.length === 0)
     return "messages must be a non-empty list";
-  const messages = b.messages as { role: string; content: unknown }[];
+  // Claude Code 2.1.328 also sends `system` messages among them (environment, reminders): they
+  // may stand anywhere; user and assistant turns alternate around them.
+  const all = b.messages as { role: string; content: unknown }[];
+  const messages = all.filter((m) => m.role !== "system");
   let owed: string[] = [];
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
+    const at = all.indexOf(m);
     if (m.role !== (i % 2 === 0 ? "user" : "assistant"))
-      return `messages.${i}: roles must alternate, starting with user`;
+      return `messages.${at}: roles must alternate, starting with user`;
     const blocks =
       typeof m.content === "string"
         ? [{ type: "text", text: m.content }]
         : (m.content as { type: string; id?: string; tool_use_id?: string; text?: string }[]);
     if (!Array.isArray(blocks) || blocks.length === 0)
-      return `messages.${i}: content must not be empty`;
+      return `messages.${at}: content must not be empty`;
     if (m.role === "user") {
       const results = blocks.filter((x) => x.type === "tool_result").map((x) => x.tool_use_id);
       const leading = blocks.slice(0, results.length).every((x) => x.type === "tool_result");
-      if (!leading) return `messages.${i}: tool_result blocks must come first`;
+      if (!leading) return `messages.${at}: tool_result blocks must come first`;
       for (const id of owed)
         if (!results.includes(id))
-          return `messages.${i}: tool_use ${id} has no tool_result right after it`;
+          return `messages.${at}: tool_use ${id} has no tool_result right after it`;
       for (const id of results)
         if (!owed.includes(id ?? ""))
-          return `messages.${i}: tool_result for unknown tool_use ${id}`;
+          return `messages.${at}: tool_result for unknown tool_use ${id}`;
       owed = [];
     } else {
       owed = blocks.filter((x) => x.type === "tool_use").map((x) => x.id ?? "");
     }
     for (const x of blocks)
       if (x.type === "text" && (x.text ?? "").trim() === "")
-        return `messages.${i}: text blocks must be non-empty`;
+        return `messages.${at}: text blocks must be non-empty`;
   }
   if (messages.at(-1)?.role !== "user") return "the last message must be a user message";
   return null;

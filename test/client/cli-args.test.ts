@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -7,7 +7,11 @@ import { resolveServer } from "../../local-client/cli/connection.ts";
 import { EXIT, exitCodeForError, exitCodeForReason } from "../../local-client/cli/exit-codes.ts";
 import {
   plannerFlag,
+  planTask,
   pollSettings,
+  readSeedPlan,
+  SEED_TASK_MAX_CHARS,
+  seedPlanText,
   sessionPlanners,
   variantFlag,
 } from "../../local-client/cli/flags.ts";
@@ -166,6 +170,80 @@ describe("best-of-N flags", () => {
     );
     expect(variantFlag("visual")).toBe("visual");
     expect(() => variantFlag("thorough")).toThrow(/simple, visual, deep/);
+  });
+});
+
+describe("--seed-plan and the optional task", () => {
+  const stdin = (text: string | Uint8Array, terminal = false) => ({
+    stdin: async () => (typeof text === "string" ? new TextEncoder().encode(text) : text),
+    stdinIsTerminal: terminal,
+  });
+
+  it("reads the draft from a file, or from stdin with -, exactly as written", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "planport-seed-"));
+    const file = join(dir, "draft.md");
+    const draft = "# Add OAuth\r\n\n1. Add the route — ünïcode ✓\n";
+    writeFileSync(file, draft);
+    expect(await readSeedPlan(file, stdin("unused"))).toBe(draft);
+    expect(await readSeedPlan("-", stdin("# From stdin\n"))).toBe("# From stdin\n");
+    expect(await readSeedPlan(undefined, stdin("ignored"))).toBeUndefined();
+  });
+
+  it("refuses a missing file, a directory, an empty, binary or too long draft with a sentence naming it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "planport-seed-bad-"));
+    const at = (name: string, content?: string | Uint8Array) => {
+      const path = join(dir, name);
+      if (content !== undefined) writeFileSync(path, content);
+      return path;
+    };
+    mkdirSync(join(dir, "folder"));
+    const cases: [string, RegExp][] = [
+      [at("missing.md"), /missing\.md: there is no file/],
+      [at("folder"), /folder is a directory/],
+      [at("empty.md", ""), /empty\.md is empty/],
+      [at("blank.md", "  \n\t\n"), /blank\.md is empty/],
+      [
+        at("latin1.md", new Uint8Array([0x23, 0x20, 0xe9, 0x74, 0xe9])),
+        /latin1\.md is not UTF-8 text/,
+      ],
+      [at("nul.md", "# a\u0000b"), /nul\.md is not text/],
+      [
+        at("long.md", "x".repeat(200_001)),
+        /long\.md is too long \(200001 characters\).*at most 200000/,
+      ],
+      [at("huge.md", "x".repeat(800_001)), /huge\.md is too long/],
+    ];
+    for (const [path, message] of cases) {
+      const refused = readSeedPlan(path, stdin("unused"));
+      await expect(refused, path).rejects.toThrow(UsageError);
+      await expect(readSeedPlan(path, stdin("unused")), path).rejects.toThrow(message);
+    }
+    // 200,000 characters is the limit itself, counted as the server counts them.
+    expect(await readSeedPlan(at("max.md", "é".repeat(200_000)), stdin(""))).toHaveLength(200_000);
+    await expect(readSeedPlan("-", stdin(""))).rejects.toThrow(/--seed-plan - \(stdin\) is empty/);
+    await expect(readSeedPlan("-", stdin("# x", true))).rejects.toThrow(
+      /stdin, which is a terminal/,
+    );
+    expect(() => seedPlanText(new Uint8Array([0xff]), "d.md")).toThrow(/d\.md is not UTF-8/);
+  });
+
+  it("takes the task's words, else derives one short line from the draft, else refuses", () => {
+    expect(planTask(["add", "OAuth"], "# Other")).toBe("add OAuth");
+    expect(planTask([], "Intro line\n\n## Add GitHub login ##\n- step\n")).toBe(
+      "Refine this plan: Add GitHub login",
+    );
+    expect(planTask([" "], "no heading at all\nsecond line")).toBe(
+      "Refine this plan: no heading at all",
+    );
+    expect(planTask([], "#\n\n\u001b[31m# Evil\u0007 title\u001b[0m\n")).toBe(
+      "Refine this plan: Evil title",
+    );
+    const long = planTask([], `# ${"word ".repeat(100)}`);
+    expect(long.length).toBeLessThanOrEqual(SEED_TASK_MAX_CHARS);
+    expect(long).not.toContain("\n");
+    expect(long.endsWith("…")).toBe(true);
+    expect(() => planTask([], undefined)).toThrow(UsageError);
+    expect(() => planTask(["  "], undefined)).toThrow(/--seed-plan FILE/);
   });
 });
 

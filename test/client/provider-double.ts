@@ -34,7 +34,19 @@ export interface DoubleApi {
     body: unknown;
     usage: Record<string, number>;
   };
+  /**
+   * For a request that asks for a stream (`"stream": true`): the successful reply `body` as the
+   * provider's server-sent events. Absent: the double answers every request with JSON.
+   */
+  streamEvents?(body: unknown): string;
 }
+
+/**
+ * Answers a request no scripted response fits (in-process tests only): a reply, or null for
+ * the double's "no scripted response left" error. For a conversation whose next turn depends
+ * on what the client sent (an id a tool returned).
+ */
+export type Responder = (body: unknown) => ScriptedResponse | null;
 
 export interface ProviderDouble {
   url: string;
@@ -42,11 +54,14 @@ export interface ProviderDouble {
   script(lane: string, responses: ScriptedResponse[]): Promise<void>;
   /** Every request the lane received so far, in order. */
   received(lane: string): Promise<RecordedRequest[]>;
+  /** Answers the lane's requests that no scripted response fits (see {@link Responder}). */
+  respond(lane: string, responder: Responder): void;
   close(): Promise<void>;
 }
 
 interface Lane {
   script: ScriptedResponse[];
+  responder?: Responder;
   requests: RecordedRequest[];
   cache: Set<string>;
 }
@@ -112,9 +127,9 @@ export async function startProviderDouble(api: DoubleApi): Promise<ProviderDoubl
       const problem = api.wireProblem(req, body);
       if (problem) return answer(400, api.error("invalid_request_error", problem));
       const index = l.script.findIndex((r) => r.match === undefined || raw.includes(r.match));
-      if (index === -1)
+      const next = index === -1 ? (l.responder?.(body) ?? null) : l.script.splice(index, 1)[0]!;
+      if (next === null)
         return answer(500, api.error("api_error", "the test double has no scripted response left"));
-      const [next] = l.script.splice(index, 1) as [ScriptedResponse];
       recorded.matched = next.match ?? null;
       let reply = next;
       if (next.simulate_usage) {
@@ -122,8 +137,14 @@ export async function startProviderDouble(api: DoubleApi): Promise<ProviderDoubl
         recorded.simulated_usage = simulated.usage;
         reply = { ...next, body: simulated.body };
       }
+      const streamed = (body as { stream?: unknown } | null)?.stream === true;
       const sendReply = () => {
         recorded.answered_at = Date.now();
+        if (streamed && api.streamEvents && reply.raw === undefined && reply.status === 200) {
+          res.writeHead(200, { "content-type": "text/event-stream", ...reply.headers });
+          res.end(api.streamEvents(reply.body));
+          return;
+        }
         replyWith(res, reply);
       };
       if (next.delay_ms !== undefined && next.delay_ms > 0) {
@@ -151,6 +172,9 @@ export async function startProviderDouble(api: DoubleApi): Promise<ProviderDoubl
     },
     async received(name) {
       return (await (await fetch(`${url}/_double/${name}/requests`)).json()) as RecordedRequest[];
+    },
+    respond(name, responder) {
+      lane(name).responder = responder;
     },
     close: () =>
       new Promise<void>((resolve, reject) => {

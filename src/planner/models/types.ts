@@ -57,6 +57,11 @@ export interface ModelRequest {
     variant: Variant;
     /** The subagent's `Task` call id, when this request is a subagent's; absent for the session. */
     taskId?: string;
+    /**
+     * The draft a seeded session started from (`seed_plan`, the plan file's revision 1);
+     * absent when the session started without one. Hostile text: data, never a pattern.
+     */
+    seedPlan?: string;
   };
   /** Aborts the call (per-call timeout, shutdown). */
   signal?: AbortSignal;

@@ -173,7 +173,7 @@ export function draft(
       ? checkAction(n)
       : action(n, kind, clauseOf(path), f, registered.get(path) ?? null);
     const why = f
-      ? evidenceLine(f, listed, s.area)
+      ? evidenceLine(f, listed, s.area, s.drafted)
       : chosen.note
         ? "an entry point of the area"
         : "";
@@ -190,7 +190,11 @@ export function draft(
     const subject = [...listed].find((p) => sameStem(path, p));
     const n = note(path);
     const where = symbolList(n) || (n.mentions.length > 0 ? formatLines(n.mentions[0]!.lines) : "");
-    const about = subject ? `tests \`${subject}\`` : f ? evidenceLine(f, listed, s.area) : "";
+    const about = subject
+      ? `tests \`${subject}\``
+      : f
+        ? evidenceLine(f, listed, s.area, s.drafted)
+        : "";
     return { path, text: [about, where ? `see ${where}` : ""].filter(Boolean).join("; ") };
   });
 

@@ -160,9 +160,10 @@ export function evidenceLine(
   f: RankedFile,
   listed: ReadonlySet<string>,
   area: string | null,
+  drafted: ReadonlySet<string> = new Set(),
 ): string {
   const parts: string[] = [];
-  if (f.named) parts.push("named in your feedback");
+  if (f.named) parts.push(drafted.has(f.path) ? "named in your draft" : "named in your feedback");
   if (f.focused) parts.push("your comment was about it or its folder");
   const seen = new Set<string>();
   const defined = f.defines.filter((d) => !seen.has(d.name) && seen.add(d.name));

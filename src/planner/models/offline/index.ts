@@ -13,6 +13,7 @@ import {
 import { testGlobNames } from "./paths.ts";
 import { planMarkdown } from "./plan-writer.ts";
 import type { RankedFile } from "./ranking.ts";
+import { draftOutline, missingPathQuestions } from "./seed.ts";
 import {
   areaGlob,
   areaQuestion,
@@ -120,7 +121,9 @@ function nextTurn(request: ModelRequest): ModelTurn {
   }
 
   // 3. Search each term once (content hits and path names), and the area hint's files.
-  const s = steer(t, k);
+  const seed =
+    request.context.seedPlan === undefined ? null : draftOutline(request.context.seedPlan);
+  const s = steer(t, k, seed?.digest ?? null);
   const unsearched = s.terms.filter((term) => !k.searches.has(term.text));
   const hint = k.hinted === null ? areaGlob(s.area) : null;
   if (unsearched.length > 0 || hint !== null) {
@@ -188,10 +191,9 @@ function nextTurn(request: ModelRequest): ModelTurn {
   }
 
   // 7. Write the plan and ask for review.
-  const plan = planMarkdown(
-    draft(t, k, s, ranking, chosen, previousListing(t, lastInput)),
-    request.context.variant,
-  );
+  const d = draft(t, k, s, ranking, chosen, previousListing(t, lastInput, seed?.digest ?? null));
+  if (seed !== null) d.openQuestions.unshift(...missingPathQuestions(seed.digest, k.known));
+  const plan = planMarkdown(d, request.context.variant, seed);
   const revision = t.calls.filter((c) => c.kind === "write").length + 1;
   return calls(
     `Offline planner: ${revision > 1 ? `revision ${revision} of the plan` : "the plan"} is written to ${request.context.planPath}; asking for review.`,
@@ -277,7 +279,7 @@ function focusCalls(
 }
 
 /** The previous plan's file lists, recomputed from the conversation as it was then. */
-function previousListing(t: Transcript, lastInput: number) {
+function previousListing(t: Transcript, lastInput: number, seed: string | null) {
   const writes = t.calls.filter((c) => c.kind === "write" && c.message < lastInput);
   if (writes.length === 0) return null;
   const at = writes[writes.length - 1]!.message;
@@ -287,7 +289,7 @@ function previousListing(t: Transcript, lastInput: number) {
     inputs: t.inputs.filter((i) => i.message < at),
   };
   const k = gatherKnowledge(before);
-  const s = steer(before, k);
+  const s = steer(before, k, seed);
   const ranking = rank(k, s);
   return listing(k, s, ranking, chooseFiles(ranking, k, s));
 }

@@ -1,6 +1,7 @@
 import type { Variant } from "../../../protocol/session.ts";
 import type { ListedFile, PlanDraft } from "./draft.ts";
 import type { ChangeGraph } from "./graph.ts";
+import { type DraftOutline, draftSection } from "./seed.ts";
 
 /**
  * The offline planner's plan as markdown. Pure: a draft in, the plan file's text out. The plan
@@ -15,11 +16,15 @@ import type { ChangeGraph } from "./graph.ts";
  * @example
  * const markdown = planMarkdown(draft); // "# Plan: …\n\n> Drafted by the **offline planner** …"
  */
-export function planMarkdown(d: PlanDraft, variant: Variant = "simple"): string {
+export function planMarkdown(
+  d: PlanDraft,
+  variant: Variant = "simple",
+  seed: DraftOutline | null = null,
+): string {
   const out: string[] = [];
-  out.push(`# Plan: ${title(d.task)}`);
+  out.push(`# Plan: ${seed !== null && seed.title !== "" ? seed.title : title(d.task)}`);
   out.push(
-    `> Drafted by the **offline planner** (deterministic, no language model)${d.revision > 1 ? `, revision ${d.revision}` : ""}. It matched the task's words against the code — definitions, file and folder names, mentions and imports — not their meaning, so check the files and steps before carrying them out. It cannot execute plans itself: send the plan to your terminal.`,
+    `> ${seed === null ? "Drafted" : "Refined from your draft"} by the **offline planner** (deterministic, no language model)${d.revision > 1 ? `, revision ${d.revision}` : ""}. It matched the task's words against the code — definitions, file and folder names, mentions and imports — not their meaning, so check the files and steps before carrying them out. It cannot execute plans itself: send the plan to your terminal.`,
   );
 
   out.push("## Context");
@@ -39,6 +44,7 @@ export function planMarkdown(d: PlanDraft, variant: Variant = "simple"): string 
     context.push(`- Searched for: ${terms.join(", ")}`);
   }
   if (d.selectionNote) context.push(`- ${d.selectionNote}`);
+  if (seed !== null) context.push(`- Draft: ${draftSummary(seed)}`);
   out.push(context.join("\n"));
 
   out.push("## Files to change");
@@ -59,8 +65,10 @@ export function planMarkdown(d: PlanDraft, variant: Variant = "simple"): string 
   if (d.revisionNotes.length > 0)
     out.push(`## Revision notes\n${d.revisionNotes.map((n) => `- ${n}`).join("\n")}`);
 
+  if (seed !== null) out.push(draftSection(seed));
+
   if (d.steps.length > 0) {
-    out.push("## Steps");
+    out.push(seed === null ? "## Steps" : "## Steps the repository suggests");
     out.push(d.steps.map((s, i) => `${i + 1}. ${s}`).join("\n"));
   }
 
@@ -104,6 +112,15 @@ function label(path: string): string {
   return [...path]
     .map((ch) => (/[A-Za-z0-9._/-]/.test(ch) ? ch : `#${ch.codePointAt(0)};`))
     .join("");
+}
+
+function draftSummary(seed: DraftOutline): string {
+  const steps = seed.sections.reduce((n, s) => n + s.steps.length, 0) + seed.dropped;
+  const where =
+    steps === 0
+      ? "no list of steps; its text is kept below"
+      : `${steps} step${steps === 1 ? "" : "s"}, kept below as written`;
+  return `revision 1 of this plan file, written elsewhere — ${where}; this revision adds the repository's evidence`;
 }
 
 function line(c: ListedFile): string {

@@ -24,6 +24,8 @@ export interface Steering {
   feedbackTerms: Set<string>;
   /** Known paths the user named (to include), and named paths not known yet (to try reading). */
   include: Set<string>;
+  /** The known paths of `include` that a seeded session's draft named (seed.ts). */
+  drafted: Set<string>;
   unknownNamed: string[];
   exclude: Set<string>;
   /** Words of clauses that rule something out ("leave billing alone"): files named by them go. */
@@ -56,12 +58,14 @@ const MIGRATION_WORDS =
 const MAX_STEERING_TERMS = 14;
 
 /**
- * Turns the task and every later input into search steering.
+ * Turns the task and every later input into search steering. `draft` is what the search reads
+ * of a seeded session's draft (seed.ts): a few of its words after the task's, and the
+ * repository files it names.
  *
  * @example
  * steer(transcript, knowledge).terms.map((t) => t.text) // ["invoice", "round", …]
  */
-export function steer(t: Transcript, k: Knowledge): Steering {
+export function steer(t: Transcript, k: Knowledge, draft: string | null = null): Steering {
   const { text: task, area } = parseTask(t.task);
   const terms = new Map<string, Term>();
   const feedbackTerms = new Set<string>();
@@ -119,6 +123,7 @@ export function steer(t: Transcript, k: Knowledge): Steering {
   };
 
   named(task);
+  const drafted = draft === null ? new Set<string>() : steerByDraft(draft, k, terms, include);
   for (const input of t.inputs) {
     if (input.kind === "text") {
       addTerms(input.text, 1.5, "feedback");
@@ -169,6 +174,7 @@ export function steer(t: Transcript, k: Knowledge): Steering {
     terms: [...terms.values()],
     feedbackTerms,
     include,
+    drafted,
     unknownNamed,
     exclude,
     excludeWords: excludeWords.filter((w) => !terms.has(w.text)),
@@ -180,6 +186,42 @@ export function steer(t: Transcript, k: Knowledge): Steering {
     wantsMigration,
     migrationFromFeedback,
   };
+}
+
+/** Search terms a draft adds at most (the rest of the budget stays for feedback). */
+const MAX_DRAFT_TERMS = 5;
+/** A draft's words count for less than the task's: a draft can be wrong about the code. */
+const DRAFT_TERM_WEIGHT = 0.8;
+
+/**
+ * A draft written elsewhere steers like the task, only less: a few of its words become terms
+ * after the task's, and the repository files it names are pulled in (returned, so their
+ * evidence says "named in your draft"). Paths it names that the repository lacks are not
+ * searched for: the plan asks about them (seed.ts).
+ */
+function steerByDraft(
+  draft: string,
+  k: Knowledge,
+  terms: Map<string, Term>,
+  include: Set<string>,
+): Set<string> {
+  const { kept } = clauses(analysed(draft), false);
+  let added = 0;
+  for (const term of deriveTerms(kept)) {
+    if (added >= MAX_DRAFT_TERMS || terms.size >= MAX_STEERING_TERMS) break;
+    if (terms.has(term.text)) continue;
+    terms.set(term.text, { ...term, weight: term.weight * DRAFT_TERM_WEIGHT });
+    added++;
+  }
+  const drafted = new Set<string>();
+  for (const { mention, negated } of namedPaths(analysed(draft))) {
+    const path = negated ? null : resolveMention(mention, k.known);
+    if (path !== null) {
+      include.add(path);
+      drafted.add(path);
+    }
+  }
+  return drafted;
 }
 
 /**

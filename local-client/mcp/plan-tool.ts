@@ -1,0 +1,82 @@
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { withRetry } from "../api.ts";
+import { UsageError } from "../errors.ts";
+import { ExitPlanModeScanner } from "../scanner.ts";
+import { saveSidecar } from "../sidecar.ts";
+import { buildSnapshot } from "../snapshot.ts";
+import type { ConnectionHolder } from "./connection.ts";
+import { errorResult } from "./errors.ts";
+import { planStartedText, type ToolText, toolText } from "./texts.ts";
+import type { PlanArgs } from "./tools.ts";
+
+/**
+ * `plan`: what `planport plan` does up to the first poll — snapshot the repository, upload it
+ * if the server lacks it, create the session — and then returns at once: the waiting is
+ * `wait_for_plan`'s, so the agent can show the review link first. The session's sidecar is
+ * written with its repository, so the wait saves a teleported plan where `plan` would.
+ */
+
+/**
+ * The repository a call names (relative to `cwd`), checked to be a directory.
+ *
+ * @example
+ * repositoryRoot(undefined, "/src/app") // → "/src/app"
+ */
+export function repositoryRoot(repo: string | undefined, cwd: string): string {
+  const root = resolve(cwd, repo ?? ".");
+  let isDir = false;
+  try {
+    isDir = statSync(root).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) {
+    throw new UsageError(`repo ${root} is not a directory: pass the repository to plan as "repo"`);
+  }
+  return root;
+}
+
+export async function startPlan(
+  args: PlanArgs,
+  ctx: { connection: ConnectionHolder; cwd: string; env: NodeJS.ProcessEnv; signal: AbortSignal },
+): Promise<ToolText> {
+  try {
+    const root = repositoryRoot(args.repo, ctx.cwd);
+    // The embedded worker (if needed) starts while the snapshot is being built.
+    const connecting = ctx.connection.get();
+    connecting.catch(() => {});
+    const snapshot = await buildSnapshot(root);
+    const { api, server } = await connecting;
+    if (!(await withRetry(() => api.snapshotExists(snapshot.id), ctx.signal))) {
+      await withRetry(() => api.uploadSnapshot(snapshot.bytes), ctx.signal);
+    }
+    // Not retried: creating twice would start two sessions.
+    const session = await api.createSession({
+      prompt: args.task,
+      snapshot_id: snapshot.id,
+      ...(args.variant ? { variant: args.variant } : {}),
+      ...(args.planner ? { planner: args.planner } : {}),
+      ...(args.seed_plan ? { seed_plan: args.seed_plan } : {}),
+    });
+    saveSidecar(
+      {
+        sessionId: session.id,
+        server,
+        reviewUrl: session.review_url,
+        repo: root,
+        progress: { cursor: null, scanner: new ExitPlanModeScanner().state() },
+      },
+      ctx.env,
+    );
+    return toolText(
+      planStartedText(
+        session,
+        { files: snapshot.files, skipped: snapshot.skipped.length },
+        args.seed_plan !== undefined,
+      ),
+    );
+  } catch (err) {
+    return errorResult(err, { source: ctx.connection.source() });
+  }
+}

@@ -1,0 +1,157 @@
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Api, createApi } from "../../local-client/api.ts";
+import { PRESET_NAMES, type PresetName, presetLaunch } from "../../local-client/presets.ts";
+import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
+import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
+
+/**
+ * `--on-teleport <preset>` end to end: the real CLI against `wrangler dev` (offline planner), the
+ * plan teleported over the HTTP API as the review page does, and a stand-in for each agent on
+ * PATH that records the argv, stdin, working directory and environment it was started with.
+ */
+
+const TOKEN = "e2e-presets-token";
+let worker: WorkerProcess;
+let api: Api;
+let repo: string;
+const persist = mkdtempSync(join(tmpdir(), "planport-e2e-presets-"));
+
+beforeAll(async () => {
+  worker = await startWorkerProcess({
+    persistDir: persist,
+    vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline" },
+  });
+  api = createApi({ server: worker.url, token: TOKEN });
+  repo = fixtureRepo();
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  rmSync(persist, { recursive: true, force: true });
+});
+
+/** Each agent's own flags for "implement here", as its --help documents them. */
+const IMPLEMENT_HERE_HEAD: { [name in PresetName]: string[] } = {
+  claude: ["--continue", "--"],
+  codex: ["resume", "--last"],
+  gemini: ["--resume", "latest", "--prompt-interactive"],
+  aider: ["--restore-chat-history", "--read"],
+  opencode: ["--continue", "--prompt"],
+};
+
+interface Record {
+  argv: string[];
+  stdin: string;
+  cwd: string;
+  planFile: string;
+  fresh: string;
+}
+
+/** A folder with an executable stand-in named like the agent; returns it and its record file. */
+function standIn(name: string): { bin: string; record: string } {
+  const bin = mkdtempSync(join(tmpdir(), "planport-agent-"));
+  const record = join(bin, "record.json");
+  const script = join(bin, name);
+  writeFileSync(
+    script,
+    `#!${process.execPath}
+const fs = require("node:fs");
+fs.writeFileSync(${JSON.stringify(record)}, JSON.stringify({
+  argv: process.argv.slice(2),
+  stdin: fs.readFileSync(0, "utf8"),
+  cwd: process.cwd(),
+  planFile: process.env.PLANPORT_PLAN_FILE,
+  fresh: process.env.PLANPORT_FRESH_CONTEXT,
+}));
+`,
+  );
+  chmodSync(script, 0o755);
+  return { bin, record };
+}
+
+/** `planport plan … --on-teleport <onTeleport>` with PATH = `bin` plus what node needs. */
+async function planAndTeleport(onTeleport: string, bin: string) {
+  const home = isolatedHome();
+  const nodeDir = dirname(process.execPath);
+  const run = startCli(
+    [
+      "plan",
+      "add GitHub OAuth login next to the password login",
+      "--repo",
+      repo,
+      "--server",
+      worker.url,
+      "--token",
+      TOKEN,
+      "--interval",
+      "500ms",
+      "--json",
+      "--on-teleport",
+      onTeleport,
+    ],
+    { env: { ...home.env, PATH: `${bin}:${nodeDir}:/usr/bin:/bin` } },
+  );
+  await run.waitForStdout('"event":"session"', 60_000);
+  const id = String(ndjson(run.stdout())[0]?.id);
+  const call = await waitForPlan(api, id);
+  await run.waitForStdout('"phase":"plan_ready"', 30_000);
+  await api.decide(id, { tool_use_id: call, decision: "teleport" });
+  const result = await run.done;
+  const outcome = ndjson(result.stdout).find((l) => l.event === "outcome");
+  return { ...result, home, outcome };
+}
+
+describe("--on-teleport presets against wrangler dev (offline planner)", () => {
+  for (const name of PRESET_NAMES) {
+    it(`${name}: starts the agent with its own flags and the plan as the first instruction`, async () => {
+      const { bin, record } = standIn(name);
+      const { code, stderr, outcome } = await planAndTeleport(name, bin);
+      expect(code, stderr).toBe(0);
+      const planFile = String(outcome?.plan_file);
+      const plan = String(outcome?.plan);
+      expect(existsSync(planFile)).toBe(true);
+      const seen = JSON.parse(readFileSync(record, "utf8")) as Record;
+      // Without a terminal the hand-off is "implement here" (PLANPORT_FRESH_CONTEXT=0).
+      const expected = presetLaunch(name as PresetName, { plan, planFile, fresh: false });
+      expect(seen.argv).toEqual(expected.args);
+      expect(seen.argv.slice(0, IMPLEMENT_HERE_HEAD[name as PresetName].length)).toEqual(
+        IMPLEMENT_HERE_HEAD[name as PresetName],
+      );
+      expect(seen.fresh).toBe("0");
+      expect(seen.planFile).toBe(planFile);
+      expect(seen.cwd).toBe(repo);
+      // The agent's stdin is the terminal's (here the CLI's empty one), not the plan.
+      expect(seen.stdin).toBe("");
+      const joined = seen.argv.join("\n");
+      if (name === "aider") {
+        expect(seen.argv).toContain(planFile);
+      } else {
+        expect(joined).toContain(plan.trim());
+      }
+    }, 180_000);
+  }
+
+  it("a preset that is not installed names the package, keeps the plan file, exits 1", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "planport-no-agent-"));
+    mkdirSync(empty, { recursive: true });
+    const { code, stderr, outcome } = await planAndTeleport("codex", empty);
+    expect(code).toBe(1);
+    expect(stderr).toContain("codex is not installed");
+    expect(stderr).toContain("npm i -g @openai/codex");
+    const planFile = String(outcome?.plan_file);
+    expect(stderr).toContain(planFile);
+    expect(readFileSync(planFile, "utf8").trim()).toBe(String(outcome?.plan).trim());
+  }, 180_000);
+});

@@ -1,0 +1,324 @@
+import { execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Api, createApi } from "../../local-client/api.ts";
+import { buildSnapshot } from "../../local-client/snapshot.ts";
+import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
+import { isolatedHome, PLANPORT_BIN, runCli } from "../client/run-cli.ts";
+
+/**
+ * `planport review` in a real pseudo-terminal: the CLI runs inside tmux (100×40) against
+ * `wrangler dev` with the offline planner; the test reads the screen with capture-pane and
+ * types with send-keys, and checks what the server saw over the API.
+ */
+
+const TOKEN = "e2e-review-token";
+const TMUX = "/usr/bin/tmux";
+let worker: WorkerProcess;
+let api: Api;
+let repo: string;
+let snapshotId: string;
+const persist = mkdtempSync(join(tmpdir(), "planport-e2e-review-"));
+const socket = `planport-review-${process.pid}`;
+
+function tmux(...args: string[]): string {
+  return execFileSync(TMUX, ["-L", socket, ...args], { encoding: "utf8" });
+}
+
+beforeAll(async () => {
+  if (!existsSync(TMUX)) throw new Error("tmux is required (apt-get install tmux)");
+  worker = await startWorkerProcess({
+    persistDir: persist,
+    vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline", PLANPORT_ALLOW_SCRIPTED: "true" },
+  });
+  api = createApi({ server: worker.url, token: TOKEN });
+  repo = fixtureRepo();
+  const snapshot = await buildSnapshot(repo);
+  await api.uploadSnapshot(snapshot.bytes);
+  snapshotId = snapshot.id;
+}, 120_000);
+
+afterAll(async () => {
+  try {
+    tmux("kill-server");
+  } catch {
+    // No session left.
+  }
+  await worker?.stop();
+  rmSync(persist, { recursive: true, force: true });
+});
+
+async function sessionWithPlan(): Promise<{ id: string; call: string }> {
+  const session = await api.createSession({
+    prompt: "add GitHub OAuth login next to the password login",
+    snapshot_id: snapshotId,
+  });
+  return { id: session.id, call: await waitForPlan(api, session.id) };
+}
+
+/** Starts `planport review <id>` in a detached tmux window; its exit code lands in a file. */
+function startReview(
+  name: string,
+  id: string,
+  extra: string[] = [],
+  extraEnv: Record<string, string> = {},
+) {
+  const home = isolatedHome();
+  Object.assign(home.env, extraEnv);
+  const dir = mkdtempSync(join(tmpdir(), "planport-review-run-"));
+  const exitFile = join(dir, "exit");
+  const script = join(dir, "run.sh");
+  const env = Object.entries(home.env)
+    .filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
+    .map(([k, v]) => `export ${k}=${shellQuote(String(v))}`)
+    .join("\n");
+  const argv = [
+    process.execPath,
+    PLANPORT_BIN,
+    "review",
+    id,
+    "--server",
+    worker.url,
+    "--token",
+    TOKEN,
+    "--interval",
+    "1s",
+    "--repo",
+    repo,
+    ...extra,
+  ]
+    .map(shellQuote)
+    .join(" ");
+  writeFileSync(
+    script,
+    `${env}\nexport TERM=xterm-256color\ncd ${shellQuote(repo)}\n${argv}\necho $? > ${shellQuote(exitFile)}\nsleep 600\n`,
+  );
+  tmux("new-session", "-d", "-x", "100", "-y", "40", "-s", name, `bash ${shellQuote(script)}`);
+  const screen = () => tmux("capture-pane", "-p", "-J", "-t", name, "-S", "-", "-E", "-");
+  const waitFor = async (test: (s: string) => boolean, what: string, timeoutMs = 60_000) => {
+    const deadline = Date.now() + timeoutMs;
+    let last = "";
+    while (Date.now() < deadline) {
+      last = screen();
+      if (test(last)) return last;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error(`the screen never showed ${what}; it shows:\n${last}`);
+  };
+  const exitCode = async (timeoutMs = 60_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (existsSync(exitFile)) {
+        const text = readFileSync(exitFile, "utf8").trim();
+        if (text !== "") return Number(text);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error(`planport review did not exit; the screen shows:\n${screen()}`);
+  };
+  const keys = (...k: string[]) => tmux("send-keys", "-t", name, ...k);
+  return { home, screen, waitFor, exitCode, keys };
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Moves the select cursor from the first option to `label` and picks it. */
+async function pick(run: ReturnType<typeof startReview>, labels: string[], label: string) {
+  const index = labels.indexOf(label);
+  expect(index, `${label} among ${labels.join(", ")}`).toBeGreaterThanOrEqual(0);
+  for (let i = 0; i < index; i += 1) run.keys("Down");
+  run.keys("Enter");
+}
+
+async function decisionLabels(id: string): Promise<string[]> {
+  const session = await api.getSession(id);
+  return [
+    ...(session.can_execute_remotely ? ["Approve and run in the cloud"] : []),
+    "Approve and send here",
+    "Keep planning, with feedback",
+    "Keep planning, feedback written in $EDITOR",
+    "Stop the session",
+  ];
+}
+
+describe("planport review in a pseudo-terminal (tmux, offline planner)", () => {
+  it("renders the plan, keeps planning with typed feedback, shows revision 2, Ctrl-C exits 130 and leaves the session open", async () => {
+    const { id } = await sessionWithPlan();
+    const run = startReview("feedback", id);
+    const first = await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
+    expect(first).toContain("planport review");
+    expect(first).toMatch(/phase: plan ready · revision 1/);
+    // A heading (marked-terminal keeps the #) and a list item, rendered.
+    expect(first).toMatch(/^#{1,3} \S/m);
+    expect(first).toMatch(/^\s+(\*|\d+\.) \S/m);
+    expect(first).not.toMatch(/\*\*/);
+    await pick(run, await decisionLabels(id), "Keep planning, with feedback");
+    await run.waitFor((s) => s.includes("What should the planner change?"), "the feedback prompt");
+    run.keys("-l", "Also cover the database migration.");
+    run.keys("Enter");
+    await run.waitFor(
+      (s) => /revision 2 · 1 rejection/.test(s) && s.includes("Your decision"),
+      "revision 2",
+      90_000,
+    );
+    const session = await api.getSession(id);
+    expect(session.reject_count).toBe(1);
+    run.keys("C-c");
+    expect(await run.exitCode()).toBe(130);
+    expect((await api.getSession(id)).status).not.toBe("archived");
+    expect(run.screen()).toContain(`planport review ${id}`);
+    // Where the poll got to is saved, so `attach` (or review) carries on from there.
+    expect(existsSync(join(run.home.home, "sessions", `${id}.json`))).toBe(true);
+  }, 240_000);
+
+  it("keep planning with feedback written in $EDITOR sends the editor's text", async () => {
+    const { id } = await sessionWithPlan();
+    const dir = mkdtempSync(join(tmpdir(), "planport-editor-"));
+    const editor = join(dir, "editor.sh");
+    writeFileSync(editor, '#!/bin/sh\necho "Cover the rollback too." >> "$1"\n');
+    chmodSync(editor, 0o755);
+    const run = startReview("editor", id, [], { EDITOR: editor, VISUAL: "" });
+    await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
+    await pick(run, await decisionLabels(id), "Keep planning, feedback written in $EDITOR");
+    await run.waitFor((s) => /revision 2 · 1 rejection/.test(s), "revision 2", 90_000);
+    const plan = await api.plan(id);
+    expect(plan.content).toContain("Cover the rollback too.");
+    expect(plan.content).not.toContain("Lines starting with #");
+    run.keys("C-c");
+    expect(await run.exitCode()).toBe(130);
+  }, 240_000);
+
+  it("approve and send here teleports the plan and writes the plan file", async () => {
+    const { id } = await sessionWithPlan();
+    const run = startReview("teleport", id);
+    await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
+    await pick(run, await decisionLabels(id), "Approve and send here");
+    expect(await run.exitCode(90_000)).toBe(0);
+    const session = await api.getSession(id);
+    expect(session.outcome?.kind).toBe("teleport");
+    const plansDir = join(run.home.home, "plans");
+    const files = readdirSync(plansDir);
+    expect(files).toHaveLength(1);
+    const plan = await api.plan(id);
+    expect(readFileSync(join(plansDir, files[0] ?? ""), "utf8").trim()).toBe(plan.content.trim());
+    expect(run.screen()).toContain("plan teleported here");
+  }, 240_000);
+
+  it("answers an open question with Other and a typed answer", async () => {
+    const session = await api.createSession({
+      prompt: "add OAuth login",
+      snapshot_id: snapshotId,
+      planner: "scripted",
+      script: [
+        {
+          content: [
+            {
+              type: "tool_use",
+              name: "AskUserQuestion",
+              input: {
+                questions: [
+                  {
+                    question: "Which provider \u001b]0;pwned\u0007first?",
+                    header: "Provider",
+                    options: [
+                      { label: "GitHub" },
+                      { label: "Google", description: "accounts.google.com" },
+                    ],
+                  },
+                ],
+              },
+            },
+          ],
+        },
+        { content: [{ type: "text", text: "Thanks." }] },
+      ],
+    });
+    const run = startReview("question", session.id);
+    await run.waitFor((s) => s.includes("Answer the planner's question"), "the question");
+    const screen = run.screen();
+    expect(screen).toContain("needs your input");
+    run.keys("Enter");
+    await run.waitFor((s) => s.includes("Provider: Which provider first?"), "the question text");
+    expect(run.screen()).not.toContain("pwned");
+    // GitHub, Google, Other.
+    run.keys("Down");
+    run.keys("Down");
+    run.keys("Enter");
+    await run.waitFor((s) => s.includes("Your answer"), "the Other answer prompt");
+    run.keys("-l", "GitLab, self-hosted");
+    run.keys("Enter");
+    const deadline = Date.now() + 60_000;
+    let answered = "";
+    while (Date.now() < deadline && answered === "") {
+      const page = await api.events(session.id, { limit: 1000 });
+      for (const e of page.data) {
+        if (e.type !== "user" || typeof e.message.content === "string") continue;
+        for (const b of e.message.content) {
+          if (b.type === "tool_result") answered = JSON.stringify(b.content);
+        }
+      }
+      if (answered === "") await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(answered).toContain("GitLab, self-hosted");
+    run.keys("C-c");
+    expect(await run.exitCode()).toBe(130);
+  }, 240_000);
+
+  it("a hostile plan cannot retitle the terminal, plant a hyperlink or hide text", async () => {
+    const hostile = [
+      "# Plan\x1b]0;pwned-title\x07 heading",
+      "",
+      "- step \x1b]8;;http://evil.test\x07click\x1b]8;;\x07 here",
+      "- \u202eesrever\u202c and \x1b[8mconcealed\x1b[28m text",
+      "",
+      "[docs](http://docs.test/x)",
+    ].join("\n");
+    const session = await api.createSession({
+      prompt: "plan it",
+      planner: "scripted",
+      seed_plan: hostile,
+      script: [{ content: [{ type: "tool_use", name: "ExitPlanMode", input: {} }] }],
+    });
+    await waitForPlan(api, session.id);
+    const run = startReview("hostile", session.id);
+    const screen = await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
+    expect(screen).toMatch(/^# Plan heading$/m);
+    expect(screen).toContain("step click here");
+    expect(screen).toContain("esrever and concealed text");
+    expect(screen).toContain("docs (http://docs.test/x)");
+    expect(screen).not.toContain("pwned");
+    expect(screen).not.toContain("evil.test");
+    expect(tmux("display-message", "-p", "-t", "hostile", "#{pane_title}")).not.toContain("pwned");
+    run.keys("C-c");
+    expect(await run.exitCode()).toBe(130);
+  }, 240_000);
+
+  it("without a terminal exits 2 and gives the review link", async () => {
+    const { id } = await sessionWithPlan();
+    const home = isolatedHome();
+    const { code, stderr } = await runCli(
+      ["review", id, "--server", worker.url, "--token", TOKEN],
+      {
+        env: home.env,
+      },
+    );
+    expect(code).toBe(2);
+    const session = await api.getSession(id);
+    expect(stderr).toContain(session.review_url);
+    expect(stderr).toContain("needs a terminal");
+    expect(session.status).not.toBe("archived");
+  }, 120_000);
+});
