@@ -1,9 +1,11 @@
 import { Command, CommanderError, Option } from "commander";
 import { EXIT } from "./cli/exit-codes.ts";
 import { type PlanFlags, type PollFlags, runAttach, runPlan } from "./cli/poll-command.ts";
+import type { PullFlags } from "./cli/pull-check.ts";
 import type { ReviewFlags } from "./cli/review-command.ts";
 import { runEmbedded, runServe } from "./cli/serve.ts";
 import { runList, runPull, runStatus, runStop, type ServerFlags } from "./cli/session-commands.ts";
+import type { WatchFlags } from "./cli/watch-command.ts";
 import { UsageError } from "./errors.ts";
 import { terminalText } from "./terminal-text.ts";
 
@@ -35,7 +37,11 @@ function pollingOptions(cmd: Command): Command {
       "--on-teleport <cmd>",
       "claude, codex, gemini, aider or opencode (starts that agent with the plan), or a shell command that receives a teleported plan on stdin (PLANPORT_PLAN_FILE, PLANPORT_FRESH_CONTEXT set)",
     )
-    .option("--json", "print only NDJSON events on stdout");
+    .option("--json", "print only NDJSON events on stdout")
+    .option(
+      "--quiet",
+      "no terminal bell or desktop notification when the plan is ready or input is needed",
+    );
 }
 
 function serverOptions(cmd: Command): Command {
@@ -120,6 +126,18 @@ export function buildProgram(done: (code: number) => void): Command {
     .action(async (opts: ServerFlags & { limit?: string }) => done(await runList(opts)));
 
   serverOptions(
+    program
+      .command("watch")
+      .description("a live table of your sessions, printing each phase change (Ctrl-C to stop)"),
+  )
+    .option("--json", 'print one {"event":"phase","id","phase"} line per change, nothing else')
+    .option("--interval <duration>", "time between refreshes (ms, s, m)", "3s")
+    .action(async (opts: WatchFlags) => {
+      const { runWatch } = await import("./cli/watch-command.ts");
+      done(await runWatch(opts));
+    });
+
+  serverOptions(
     program.command("stop").description("stop (archive) a session").argument("<session-id>"),
   )
     .option("--json", "print the archived session as JSON")
@@ -135,10 +153,13 @@ export function buildProgram(done: (code: number) => void): Command {
       "--apply",
       "apply them here with git apply --3way (refuses if touched files have uncommitted work)",
     )
+    .option(
+      "--check",
+      "dry run: say whether they would apply cleanly here (exit 0) or what conflicts and which touched files have uncommitted work (exit 1)",
+    )
+    .option("--branch <name>", "with --apply: apply on a new branch of this name")
     .option("--repo <dir>", "where to apply (default: the current directory)")
-    .action(async (id: string, opts: ServerFlags & { apply?: boolean; repo?: string }) =>
-      done(await runPull(id, opts)),
-    );
+    .action(async (id: string, opts: ServerFlags & PullFlags) => done(await runPull(id, opts)));
 
   program
     .command("serve")

@@ -31,7 +31,21 @@ export interface WorkerConfig {
   contextTokens: number | null;
   /** PLANPORT_PRICES: prices per model that replace or extend the built-in price table. */
   prices: Readonly<Record<string, ModelPrice>>;
+  /**
+   * PLANPORT_WEBHOOK_URL and PLANPORT_WEBHOOK_SECRET: where phase changes and outcomes are
+   * POSTed and the key they are signed with, or null when no URL is set (no webhooks).
+   */
+  webhook: WebhookTarget | null;
 }
+
+/** Where webhooks go (docs/PROTOCOL.md "Webhooks"). Never log `secret`. */
+export interface WebhookTarget {
+  url: string;
+  secret: string;
+}
+
+/** A shorter secret is refused: it could be guessed, and a signature would prove nothing. */
+export const MIN_WEBHOOK_SECRET_CHARS = 16;
 
 /** What a model's tokens cost, in US dollars per million tokens. */
 export interface ModelPrice {
@@ -56,6 +70,8 @@ export interface ConfigVars {
   PLANPORT_MODEL_BACKOFF_MS?: string;
   PLANPORT_CONTEXT_TOKENS?: string;
   PLANPORT_PRICES?: string;
+  PLANPORT_WEBHOOK_URL?: string;
+  PLANPORT_WEBHOOK_SECRET?: string;
 }
 
 const MS_PER_DAY = 86_400_000;
@@ -100,6 +116,10 @@ export function readConfig(vars: ConfigVars): Result<WorkerConfig, string> {
         ? wholeNumber(vars, "PLANPORT_CONTEXT_TOKENS", 0, CONTEXT_TOKENS_RANGE)
         : null,
       prices: prices(raw(vars, "PLANPORT_PRICES")),
+      webhook: webhookTarget(
+        raw(vars, "PLANPORT_WEBHOOK_URL"),
+        raw(vars, "PLANPORT_WEBHOOK_SECRET"),
+      ),
     });
   } catch (error) {
     if (error instanceof SettingError) return err(error.message);
@@ -146,6 +166,8 @@ const KEYS: readonly (keyof ConfigVars)[] = [
   "PLANPORT_MODEL_BACKOFF_MS",
   "PLANPORT_CONTEXT_TOKENS",
   "PLANPORT_PRICES",
+  "PLANPORT_WEBHOOK_URL",
+  "PLANPORT_WEBHOOK_SECRET",
 ];
 
 /**
@@ -226,6 +248,45 @@ function publicUrl(configured: string | undefined): string | null {
     refuse("PLANPORT_PUBLIC_URL", value, "a plain base URL (no query, fragment or credentials)");
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+}
+
+/**
+ * PLANPORT_WEBHOOK_URL (an http:// or https:// URL without credentials) and
+ * PLANPORT_WEBHOOK_SECRET (required with the URL, at least 16 characters; ignored without
+ * it). Neither value is ever repeated in a message: the URL of a chat webhook is itself a
+ * credential, and the secret is one.
+ */
+function webhookTarget(url: string | null, secret: string | null): WebhookTarget | null {
+  if (url === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new SettingError(
+      "The server's PLANPORT_WEBHOOK_URL is not a URL; set it to an https:// (or http://) address in wrangler.toml (or --var) and restart the worker.",
+    );
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    throw new SettingError(
+      `The server's PLANPORT_WEBHOOK_URL is a ${JSON.stringify(parsed.protocol.slice(0, 20))} URL, which is not an https:// or http:// URL; fix it in wrangler.toml (or --var) and restart the worker.`,
+    );
+  }
+  if (parsed.username !== "" || parsed.password !== "") {
+    throw new SettingError(
+      "The server's PLANPORT_WEBHOOK_URL holds credentials (user:password@), which are not sent; put a token in the path or query instead, fix it in wrangler.toml (or --var) and restart the worker.",
+    );
+  }
+  if (secret === null) {
+    throw new SettingError(
+      "The server's PLANPORT_WEBHOOK_SECRET is not set, but PLANPORT_WEBHOOK_URL is: every webhook is signed with it; set it with `wrangler secret put PLANPORT_WEBHOOK_SECRET` (or --var) and restart the worker.",
+    );
+  }
+  if (secret.length < MIN_WEBHOOK_SECRET_CHARS) {
+    throw new SettingError(
+      `The server's PLANPORT_WEBHOOK_SECRET has ${secret.length} characters, which is fewer than ${MIN_WEBHOOK_SECRET_CHARS}; set a longer one (e.g. \`openssl rand -hex 32\`) and restart the worker.`,
+    );
+  }
+  return { url: parsed.href, secret };
 }
 
 const PriceNumber = z.number().min(0).max(MAX_PRICE_PER_MTOK);

@@ -30,4 +30,8 @@ export interface Env extends PlannerEnv {
    * built on it rather than on the request's Host, which a proxy may pass through unchecked.
    */
   PLANPORT_PUBLIC_URL?: string;
+  /** Where phase changes and outcomes are POSTed (docs/PROTOCOL.md "Webhooks"); unset: none. */
+  PLANPORT_WEBHOOK_URL?: string;
+  /** The HMAC-SHA256 key of `X-Planport-Signature` (a secret; required with the URL). */
+  PLANPORT_WEBHOOK_SECRET?: string;
 }

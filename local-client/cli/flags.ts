@@ -23,6 +23,8 @@ export interface PollFlags {
   plansDir?: string;
   onTeleport?: string;
   json?: boolean;
+  /** No bell or desktop notification when the plan is ready or input is needed. */
+  quiet?: boolean;
 }
 
 export interface PlanFlags extends PollFlags {

@@ -52,7 +52,7 @@ function interruptOnSigint(): { signal: AbortSignal; dispose: () => void } {
  * may then be left out.
  */
 export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<number> {
-  const reporter = createReporter({ json: flags.json === true });
+  const reporter = createReporter({ json: flags.json === true, quiet: flags.quiet === true });
   const interrupt = interruptOnSigint();
   let conn: Connection | null = null;
   try {
@@ -120,7 +120,7 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
 
 /** `planport attach <id>`: resumes polling where it stopped (Ctrl-C, lost network, timeout). */
 export async function runAttach(sessionId: string, flags: PollFlags): Promise<number> {
-  const reporter = createReporter({ json: flags.json === true });
+  const reporter = createReporter({ json: flags.json === true, quiet: flags.quiet === true });
   const interrupt = interruptOnSigint();
   let conn: Connection | null = null;
   let release = () => {};

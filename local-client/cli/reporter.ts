@@ -1,3 +1,4 @@
+import { notificationBytes, notificationProtocol, notificationText } from "../notify.ts";
 import type { PollErrorReason } from "../poll-error.ts";
 import type { PollOutcome, PollPhase } from "../poller.ts";
 import { terminalJson, terminalLine, terminalText, truncateLine } from "../terminal-text.ts";
@@ -5,7 +6,9 @@ import { terminalJson, terminalLine, terminalText, truncateLine } from "../termi
 /**
  * How `plan` and `attach` talk to the user, in three modes:
  * - `json`: only the NDJSON lines of docs/PROTOCOL.md on stdout (warnings still go to stderr);
- * - `tty`: a one-line spinner on stderr showing the phase, with notes printed above it;
+ * - `tty`: a one-line spinner on stderr showing the phase, with notes printed above it; when the
+ *   plan is ready or input is needed it also rings the bell and sends a desktop notification
+ *   where the terminal has one (notify.ts), unless `quiet`;
  * - `plain`: one line per change on stderr (logs, CI).
  * Everything it prints passes through {@link terminalText} (links, titles, the server's and the
  * session's messages are not ours); NDJSON lines are exact JSON with terminal-unsafe characters
@@ -75,11 +78,13 @@ export interface ReporterStreams {
  * reporter.phase("plan_ready", session.review_url);
  */
 export function createReporter(
-  opts: { json: boolean },
+  opts: { json: boolean; quiet?: boolean },
   streams: ReporterStreams = { stdout: process.stdout, stderr: process.stderr },
+  env: NodeJS.ProcessEnv = process.env,
 ): Reporter {
   if (opts.json) return jsonReporter(streams);
-  return humanReporter(streams, streams.stderr.isTTY === true && !process.env.CI);
+  const tty = streams.stderr.isTTY === true && !env.CI;
+  return humanReporter(streams, tty, tty && opts.quiet !== true ? env : null);
 }
 
 /**
@@ -155,8 +160,23 @@ const SPINNER_FRAME_MS = 120;
 /** Non-TTY status lines (snapshot progress) at most this often, so logs stay readable. */
 const PLAIN_STATUS_EVERY_MS = 2_000;
 
-function humanReporter({ stderr }: ReporterStreams, tty: boolean): Reporter {
+/**
+ * `notifyEnv`: the environment that says which notification the terminal shows; null sends
+ * none (not a TTY, or `--quiet`).
+ */
+function humanReporter(
+  { stderr }: ReporterStreams,
+  tty: boolean,
+  notifyEnv: NodeJS.ProcessEnv | null,
+): Reporter {
   let text = "";
+  // What a notification names: the session (or group) being waited for.
+  let subject = "";
+  const notify = (phase: PollPhase) => {
+    if (notifyEnv === null || phase === "running") return;
+    const protocol = notificationProtocol(notifyEnv);
+    stderr.write(notificationBytes(protocol, "planport", notificationText(phase, subject)));
+  };
   let frame = 0;
   let timer: NodeJS.Timeout | null = null;
   let lastPlainStatus = 0;
@@ -208,9 +228,12 @@ function humanReporter({ stderr }: ReporterStreams, tty: boolean): Reporter {
       lastPlainStatus = now;
       print(m);
     },
-    session: (id, reviewUrl) =>
-      print(`session ${terminalLine(id)}\nreview: ${terminalLine(reviewUrl)}`),
+    session: (id, reviewUrl) => {
+      subject = `session ${id}`;
+      print(`session ${terminalLine(id)}\nreview: ${terminalLine(reviewUrl)}`);
+    },
     group: (name, sessions) => {
+      subject = `group ${name}`;
       print(`group ${terminalLine(name)}: ${sessions.length} sessions on the same snapshot`);
       for (const s of sessions) {
         print(
@@ -230,6 +253,7 @@ function humanReporter({ stderr }: ReporterStreams, tty: boolean): Reporter {
       if (tty && phase !== "running") print(phaseText(phase, reviewUrl));
       if (tty) spin(phaseText(phase, reviewUrl));
       else print(phaseText(phase, reviewUrl));
+      notify(phase);
     },
     rejected: (n, sessionId) =>
       print(

@@ -1,11 +1,24 @@
 import { resolve } from "node:path";
+import {
+  adherenceSentence,
+  type PlanAdherence,
+  planAdherence,
+  type Session,
+} from "../../src/protocol/index.ts";
 import { withRetry } from "../api.ts";
-import { applyChanges } from "../apply-changes.ts";
+import {
+  ApplyRefusedError,
+  applyChanges,
+  assertNewBranch,
+  checkChanges,
+} from "../apply-changes.ts";
+import { diffPaths } from "../diff-names.ts";
 import { assertSessionId } from "../sidecar.ts";
 import { terminalJson, terminalLine, terminalText } from "../terminal-text.ts";
 import { errorText } from "./advice.ts";
 import { type Connection, connect } from "./connection.ts";
 import { EXIT, exitCodeForError } from "./exit-codes.ts";
+import { checkText, type PullFlags, pullMode } from "./pull-check.ts";
 import { sessionDetails, sessionTable } from "./table.ts";
 
 /**
@@ -45,16 +58,59 @@ async function withConnection(
   }
 }
 
-/** `planport status <id>`: one session, as a table or (`--json`) as the API answered it. */
+/**
+ * `planport status <id>`: one session, as a table or (`--json`) as the API answered it. After
+ * a remote execution it adds the plan adherence — which changed files the approved plan named
+ * (src/protocol/plan-paths.ts, the review page's reading) — as a line, or in JSON as the
+ * additive `plan_adherence` field. A failure to read it never fails the status.
+ */
 export function runStatus(id: string, flags: ServerFlags): Promise<number> {
   return withConnection(flags, async ({ api }) => {
     assertSessionId(id);
     const session = await withRetry(() => api.getSession(id));
-    process.stdout.write(
-      flags.json ? `${terminalJson(session)}\n` : `${sessionDetails(session, Date.now())}\n`,
-    );
+    const adherence = executedRemotely(session) ? await readAdherence(api, id) : null;
+    if (flags.json) {
+      const extra = adherence?.ok ? { plan_adherence: adherence.value } : {};
+      process.stdout.write(`${terminalJson({ ...session, ...extra })}\n`);
+      return EXIT.ok;
+    }
+    const lines = [sessionDetails(session, Date.now())];
+    if (adherence) {
+      const text = adherence.ok
+        ? adherence.value.sentence
+        : `could not be read: ${errorText(adherence.error, { sessionId: id })}`;
+      lines.push(`${"adherence".padEnd(ADHERENCE_LABEL_WIDTH)}  ${terminalLine(text)}`);
+    }
+    process.stdout.write(`${lines.join("\n")}\n`);
     return EXIT.ok;
   });
+}
+
+/** sessionDetails pads its labels to its longest, "rejections". */
+const ADHERENCE_LABEL_WIDTH = "rejections".length;
+
+function executedRemotely(session: Session): boolean {
+  return session.outcome?.kind === "approved" && session.phase === "done";
+}
+
+type StatusApi = Connection["api"];
+
+async function readAdherence(
+  api: StatusApi,
+  id: string,
+): Promise<
+  { ok: true; value: PlanAdherence & { sentence: string } } | { ok: false; error: unknown }
+> {
+  try {
+    const [plan, diff] = await Promise.all([
+      withRetry(() => api.plan(id)),
+      withRetry(() => api.changes(id)),
+    ]);
+    const adherence = planAdherence(plan.content, diffPaths(diff));
+    return { ok: true, value: { ...adherence, sentence: adherenceSentence(adherence) } };
+  } catch (error) {
+    return { ok: false, error };
+  }
 }
 
 /** `planport list`: your sessions, newest first (at most `--limit`, 1–100). */
@@ -87,38 +143,64 @@ export function runStop(id: string, flags: ServerFlags): Promise<number> {
   });
 }
 
-/** `planport pull <id>`: prints the remote execution's diff, or applies it with `--apply`. */
-export function runPull(
-  id: string,
-  flags: ServerFlags & { apply?: boolean; repo?: string },
-): Promise<number> {
+/**
+ * `planport pull <id>`: prints the remote execution's diff; `--check` says whether it would
+ * apply cleanly here (exit 0) or what is in the way (exit 1), writing nothing; `--apply`
+ * applies it, on a new branch with `--branch NAME`.
+ */
+export function runPull(id: string, flags: ServerFlags & PullFlags): Promise<number> {
+  const repo = resolve(flags.repo ?? process.cwd());
+  let mode: ReturnType<typeof pullMode>;
+  try {
+    mode = pullMode(flags);
+    // Before any network: a bad or taken branch name is known here and now.
+    if (flags.branch !== undefined) assertNewBranch(repo, flags.branch);
+  } catch (e) {
+    err(`planport: ${errorText(e, { sessionId: id })}`);
+    return Promise.resolve(exitCodeForError(e));
+  }
   return withConnection(
     flags,
     async ({ api }) => {
       assertSessionId(id);
       const diff = await withRetry(() => api.changes(id));
-      if (!flags.apply) {
+      if (mode === "print") {
         // Redirected, the diff is data and stays byte for byte; on a terminal it is for reading.
         process.stdout.write(process.stdout.isTTY ? terminalText(diff) : diff);
         if (diff === "") err(`session ${id} has no changes (yet)`);
         return EXIT.ok;
       }
       if (diff === "") {
-        err(`session ${id} has no changes to apply (yet)`);
+        err(`session ${id} has no changes to ${mode} (yet)`);
         return EXIT.ok;
       }
-      const repo = resolve(flags.repo ?? process.cwd());
-      const { ok, output } = await applyChanges(repo, diff);
+      if (mode === "check") return checkPull(id, repo, diff);
+      const { ok, output } = await applyChanges(repo, diff, { branch: flags.branch });
       if (output) err(output);
+      const onBranch = flags.branch === undefined ? "" : ` on the new branch ${flags.branch}`;
       if (!ok) {
         err(
-          `planport: git apply --3way could not apply the changes in ${repo}; save them with \`planport pull ${id} > changes.diff\` and merge by hand`,
+          `planport: git apply --3way could not apply the changes in ${repo}${onBranch}; save them with \`planport pull ${id} > changes.diff\` and merge by hand`,
         );
         return EXIT.localFailure;
       }
-      err(`applied the changes of ${id} in ${repo}`);
+      err(`applied the changes of ${id} in ${repo}${onBranch}`);
       return EXIT.ok;
     },
     id,
   );
+}
+
+/** `pull --check`: the report on stdout; 0 when it would apply cleanly, 1 when not. */
+function checkPull(id: string, repo: string, diff: string): number {
+  try {
+    const check = checkChanges(repo, diff);
+    process.stdout.write(`${checkText(check, repo, id)}\n`);
+    return check.appliesCleanly ? EXIT.ok : EXIT.localFailure;
+  } catch (e) {
+    // A diff that would be refused does not apply cleanly: that is the answer, not a misuse.
+    if (!(e instanceof ApplyRefusedError) || e.reason === "not_a_work_tree") throw e;
+    err(`planport: ${errorText(e, { sessionId: id })}`);
+    return EXIT.localFailure;
+  }
 }

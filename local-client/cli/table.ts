@@ -56,14 +56,25 @@ export function sessionTable(sessions: readonly Session[], nowMs: number): strin
       s.review_url,
     ].map(terminalLine),
   );
+  return alignColumns(header, rows).join("\n");
+}
+
+/**
+ * A header and rows of terminal-safe cells as aligned lines (two spaces between columns; the
+ * last column is not padded). Shared by `list` and `watch`.
+ *
+ * @example
+ * alignColumns(["ID", "PHASE"], [["ses_a", "done"]]) // → ["ID     PHASE", "ses_a  done"]
+ */
+export function alignColumns(header: readonly string[], rows: readonly string[][]): string[] {
   const width = (cell: string) => Array.from(cell).length;
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => width(r[i] ?? ""))));
-  const line = (cells: string[]) =>
+  const line = (cells: readonly string[]) =>
     cells
       .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat((widths[i] ?? 0) - width(c))))
       .join("  ")
       .trimEnd();
-  return [line(header), ...rows.map(line)].join("\n");
+  return [line(header), ...rows.map(line)];
 }
 
 /**

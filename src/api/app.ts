@@ -3,9 +3,9 @@ import { HTTPException } from "hono/http-exception";
 import { ConfigError, cachedConfig } from "../config.ts";
 import type { Env } from "../env.ts";
 import { reviewRoutes } from "../review/index.ts";
-import { reviewWithGroup } from "../session/groups.ts";
 import type { AppEnv } from "./auth.ts";
 import { sendFailure } from "./errors.ts";
+import { reviewPageData } from "./review-data.ts";
 import { sessionRoutes } from "./sessions.ts";
 import { snapshotRoutes } from "./snapshots.ts";
 
@@ -32,7 +32,9 @@ export function createApp(): Hono<AppEnv> {
   // session's best-of-N group when it has one.
   app.route(
     "/review",
-    reviewRoutes<Env>((env) => ({ loadReview: (id, key) => reviewWithGroup(env, id, key) })),
+    reviewRoutes<Env>((env) => ({
+      loadReview: (id, key, want) => reviewPageData(env, id, key, want),
+    })),
   );
 
   app.notFound((c) =>

@@ -5,6 +5,7 @@
 export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./markers.ts";
+export * from "./plan-paths.ts";
 export * from "./questions.ts";
 export * from "./repo-names.ts";
 export * from "./requests.ts";

@@ -1,7 +1,10 @@
 import { MAX_APPROVABLE_PLAN_CHARS, type PlanFile, type Session } from "../protocol/index.ts";
+import { changesView } from "./changes.ts";
 import { groupView } from "./group-view.ts";
+import { historyRegion } from "./history.ts";
 import { html, PAGE_HEAD_META, rawElementText, type SafeHtml } from "./html.ts";
 import { type OutlineEntry, renderPlanMarkdown } from "./markdown.ts";
+import { type NextStep, nextSteps } from "./next-steps.ts";
 import {
   commentsPanel,
   decisionPanel,
@@ -12,6 +15,7 @@ import {
   stopPanel,
   transcriptPanel,
 } from "./panels.ts";
+import { type RevisionQuery, revisionEntries } from "./revisions.ts";
 import { REVIEW_SCRIPT } from "./script/index.ts";
 import { REVIEW_STYLES } from "./styles.ts";
 import { transcriptEntries } from "./transcript.ts";
@@ -23,12 +27,20 @@ import { costText, plannerLabel, type ReviewData, type ReviewView, reviewView } 
  * script that carries this response's nonce.
  */
 
-export interface ReviewPageInput extends ReviewData {
+export interface ReviewPageInput extends RegionsInput {
   /** This response's CSP nonce (see `newNonce`). */
   nonce: string;
+}
+
+/** What the regions are rendered from: the loaded data, the time, the revisions asked for. */
+export interface RegionsInput extends ReviewData {
   /** Milliseconds since the epoch; decides whether a terminal counts as polling. */
   now: number;
+  /** The revision shown or the two compared (`rev`, `diff`, `from`/`to`); none when absent. */
+  revisionQuery?: RevisionQuery;
 }
+
+const NO_REVISION_QUERY: RevisionQuery = { shown: null, compare: null, problem: null };
 
 /** Outline entries beyond this many are left out (the plan itself still has them all). */
 const OUTLINE_MAX_ENTRIES = 200;
@@ -41,11 +53,12 @@ interface RenderedRegions {
   status: SafeHtml;
   outline: SafeHtml;
   plan: SafeHtml;
+  history: SafeHtml;
   outcome: SafeHtml;
   panels: SafeHtml;
 }
 
-function renderRegions(input: ReviewData & { now: number }): RenderedRegions {
+function renderRegions(input: RegionsInput): RenderedRegions {
   const { session, plan, events } = input;
   const view = reviewView(input, input.now);
   const rendered = plan
@@ -56,14 +69,28 @@ function renderRegions(input: ReviewData & { now: number }): RenderedRegions {
     view,
     title: pageTitle(view, session),
     bodyAttrs: html`data-session-id="${session.id}" data-cursor="${lastEventId}" data-state="${view.stateKey}"`,
-    status: statusRegion(view, session),
+    status: statusRegion(view, session, nextSteps(session, input.deadlines, input.now)),
     outline: outlineRegion(rendered?.outline ?? []),
     plan: planRegion(
       plan,
       rendered?.html ?? null,
       session.phase === "running" || session.phase === "needs_input",
     ),
-    outcome: outcomePanel(view.outcome, session.id),
+    history: historyRegion({
+      entries: revisionEntries(input.revisions ?? [], input.decisions ?? []),
+      query: input.revisionQuery ?? NO_REVISION_QUERY,
+      texts: input.revisionTexts ?? [],
+      reviewUrl: session.review_url,
+      current: plan?.revision ?? null,
+      now: input.now,
+    }),
+    outcome: outcomePanel(
+      view.outcome,
+      session.id,
+      view.outcome?.showChanges && typeof input.changes === "string"
+        ? { view: changesView(input.changes, plan?.content ?? ""), hasPlan: plan !== null }
+        : null,
+    ),
     panels: html`${groupPanel(groupView(input))}
 ${questionPanel(view.question)}
 ${decisionPanel(view.decision, plan)}
@@ -105,6 +132,7 @@ ${r.outline}
 <main id="main" class="plan-column">
 ${r.outcome}
 ${r.plan}
+${r.history}
 </main>
 <aside class="panels" aria-label="Review actions and transcript">
 ${r.panels}
@@ -126,7 +154,7 @@ ${r.panels}
  * @example
  * renderReviewRegions({ session, plan, events, now: Date.now() })
  */
-export function renderReviewRegions(input: ReviewData & { now: number }): string {
+export function renderReviewRegions(input: RegionsInput): string {
   const r = renderRegions(input);
   return html`<!doctype html>
 <html lang="en">
@@ -139,6 +167,7 @@ ${r.status}
 ${r.outline}
 ${r.outcome}
 ${r.plan}
+${r.history}
 ${r.panels}
 </body>
 </html>
@@ -153,7 +182,7 @@ function capitalise(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-function statusRegion(view: ReviewView, session: Session): SafeHtml {
+function statusRegion(view: ReviewView, session: Session, steps: readonly NextStep[]): SafeHtml {
   const cost = costText(session.usage.cost_usd);
   return html`<div data-region="status">
 <p class="status-line"><span class="phase phase-${session.phase}">${view.phaseLabel}</span>
@@ -162,6 +191,7 @@ ${session.variant ? html`<span class="variant">${session.variant} variant</span>
 ${cost ? html`<span class="cost" title="model cost of this session so far">${cost}</span>` : ""}
 ${session.reject_count > 0 ? html`<span class="revisions">${session.reject_count} ${session.reject_count === 1 ? "round" : "rounds"} of feedback</span>` : ""}</p>
 <p class="phase-hint">${view.phaseHint}</p>
+${steps.length > 0 ? html`<ul class="next-steps" aria-label="What happens next">${steps.map((st) => html`<li class="next-step next-${st.tone}">${st.text}</li>`)}</ul>` : ""}
 </div>`;
 }
 

@@ -1,4 +1,5 @@
 import type { PlanFile } from "../protocol/index.ts";
+import { type ChangesView, renderChanges } from "./changes.ts";
 import type { GroupView } from "./group-view.ts";
 import { html, type SafeHtml } from "./html.ts";
 import type { TranscriptEntry } from "./transcript.ts";
@@ -186,19 +187,30 @@ export function stopPanel(canStop: boolean): SafeHtml {
 </section>`;
 }
 
-export function outcomePanel(view: OutcomeView | null, sessionId: string): SafeHtml {
+/**
+ * How the session came out. After a remote execution the changes are rendered here when the
+ * loader read them (with the plan adherence); otherwise the script fetches and draws them.
+ */
+export function outcomePanel(
+  view: OutcomeView | null,
+  sessionId: string,
+  changes: { view: ChangesView; hasPlan: boolean } | null = null,
+): SafeHtml {
   if (!view) return html`<section data-region="outcome" hidden></section>`;
-  const changes = view.showChanges
+  const diff = changes
+    ? html`<div class="changes">${renderChanges(changes.view, changes.hasPlan)}</div>`
+    : html`<div data-diff-target><p class="hint">Loading the changes…</p></div>
+<noscript><p>Run <code>planport pull ${sessionId}</code> to see the changes.</p></noscript>`;
+  const shown = view.showChanges
     ? html`<pre class="command"><code>planport pull ${sessionId} --apply</code></pre>
 <h3>Changes</h3>
-<div data-diff-target><p class="hint">Loading the changes…</p></div>
-<noscript><p>Run <code>planport pull ${sessionId}</code> to see the changes.</p></noscript>`
+${diff}`
     : "";
   return html`<section data-region="outcome" class="panel panel-outcome outcome-${view.kind}" aria-labelledby="outcome-heading">
 <h2 id="outcome-heading">${view.title}</h2>
 <p>${view.text}</p>
 ${view.detail ? html`<p class="detail">${view.detail}</p>` : ""}
-${changes}
+${shown}
 </section>`;
 }
 

@@ -4,6 +4,7 @@ import { renderComparePage } from "./compare.ts";
 import { notFoundPage, unavailablePage } from "./error-page.ts";
 import { newNonce, reviewHeaders } from "./headers.ts";
 import { renderReviewPage, renderReviewRegions } from "./page.ts";
+import { parseRevisionQuery, wantedRevisions } from "./revisions.ts";
 import type { ReviewData } from "./view.ts";
 
 /**
@@ -18,9 +19,16 @@ import type { ReviewData } from "./view.ts";
 /** What loading a session for review answers: the session object's own result. */
 export type ReviewLoadResult = Result<ReviewData, Failure>;
 
-/** Loads one session for the holder of `key`; an unknown session or a wrong key is a 404. */
+/**
+ * Loads one session for the holder of `key`; an unknown session or a wrong key is a 404.
+ * `revisions` names the plan revisions whose text the page needs (at most two).
+ */
 export interface ReviewLoader {
-  loadReview(sessionId: string, key: string): Promise<ReviewLoadResult>;
+  loadReview(
+    sessionId: string,
+    key: string,
+    want?: { revisions: readonly number[] },
+  ): Promise<ReviewLoadResult>;
 }
 
 /** Review keys are base64url; anything else cannot be one (the length bounds are generous). */
@@ -44,19 +52,31 @@ export function reviewRoutes<Bindings extends object>(
     const key = c.req.query("key") ?? "";
     // A malformed id or key cannot name a session: answer exactly like an unknown one.
     if (!SESSION_ID_PATTERN.test(id) || !REVIEW_KEY_PATTERN.test(key)) return notFound();
-    const loaded = await loaderFor(c.env).loadReview(id, key);
+    const asked = {
+      rev: c.req.query("rev"),
+      diff: c.req.query("diff"),
+      from: c.req.query("from"),
+      to: c.req.query("to"),
+    };
+    const loaded = await loaderFor(c.env).loadReview(id, key, {
+      revisions: wantedRevisions(asked),
+    });
     if (!loaded.ok) return loaded.error.status === 404 ? notFound() : unavailable(loaded.error);
+    const revisionQuery = parseRevisionQuery(
+      asked,
+      (loaded.value.revisions ?? []).map((r) => r.revision),
+    );
     if (c.req.query("compare") === "1") {
       const nonce = newNonce();
       const page = renderComparePage({ ...loaded.value, nonce });
       return new Response(page, { status: 200, headers: reviewHeaders(nonce) });
     }
     if (c.req.query("part") === "regions") {
-      const regions = renderReviewRegions({ ...loaded.value, now: Date.now() });
+      const regions = renderReviewRegions({ ...loaded.value, now: Date.now(), revisionQuery });
       return new Response(regions, { status: 200, headers: reviewHeaders() });
     }
     const nonce = newNonce();
-    const page = renderReviewPage({ ...loaded.value, nonce, now: Date.now() });
+    const page = renderReviewPage({ ...loaded.value, nonce, now: Date.now(), revisionQuery });
     return new Response(page, { status: 200, headers: reviewHeaders(nonce) });
   });
   return app;

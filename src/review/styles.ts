@@ -117,4 +117,43 @@ summary { cursor: pointer; font-weight: 600; }
 .compare { display: grid; grid-auto-flow: column; grid-auto-columns: minmax(22rem, 1fr); gap: 1rem; padding: 1.25rem 1.5rem; overflow-x: auto; align-items: start; }
 .compare-column { min-width: 0; }
 .compare-column .plan-meta p { margin: 0 0 .4rem; }
+.next-steps { margin: .4rem 0 0; padding-left: 1.2rem; font-size: .92rem; }
+.next-step { margin: .15rem 0; }
+.next-soon { color: var(--attention); font-weight: 600; }
+.adherence { background: var(--wash); border-left: 4px solid var(--ok); padding: .5rem .75rem; overflow-wrap: anywhere; }
+.adherence-off { border-left-color: var(--attention); }
+.chip-off { color: var(--attention); border-color: var(--attention); }
+.change-file h4 { margin: .8rem 0 .3rem; overflow-wrap: anywhere; }
+.change-file:target h4 { background: var(--attention-wash); }
+.history { margin-top: 1.25rem; }
+.compare-form { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; margin: .4rem 0 1rem; }
+.compare-form label { margin: 0; }
+.revision-list { list-style: none; padding: 0; margin: 1rem 0 0; }
+.revision { border-top: 1px solid var(--line); padding: .5rem 0; }
+.revision-shown { background: var(--wash); }
+.revision-head { margin: 0; display: flex; flex-wrap: wrap; gap: .4rem; align-items: baseline; }
+.revision-head > a:first-child { font-weight: 600; }
+.revision-diff-link { margin-left: auto; }
+.asked { margin: .3rem 0 0 .8rem; font-size: .92rem; overflow-wrap: anywhere; }
+.asked-label { margin: 0; font-weight: 600; color: var(--muted); font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; }
+.asked-feedback { margin: .2rem 0; padding-left: .6rem; border-left: 3px solid var(--accent); white-space: pre-wrap; }
+.asked-comments { margin: .2rem 0; padding-left: 1.2rem; }
+.revision-compare { display: grid; grid-template-columns: minmax(0, 3fr) minmax(12rem, 1fr); gap: 1rem; align-items: start; margin: 1rem 0; }
+@media (max-width: 60rem) { .revision-compare { grid-template-columns: minmax(0, 1fr); } }
+.revision-asked { background: var(--wash); border: 1px solid var(--line); border-radius: 6px; padding: .6rem .8rem; }
+.revision-asked h3, .revision-diff-column h3 { margin-top: 0; }
+.rev-diff-scroll { overflow: auto; max-height: 40rem; border: 1px solid var(--line); border-radius: 6px; }
+.rev-diff { border-collapse: collapse; width: 100%; font: .82rem/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+.rev-diff th { text-align: left; color: var(--muted); font-weight: 600; padding: .2rem .4rem; border-bottom: 1px solid var(--line); }
+.rev-diff td { padding: 0 .4rem; vertical-align: top; }
+.rev-diff .ln { color: var(--muted); text-align: right; user-select: none; width: 3rem; }
+.rev-diff .sign { width: 1rem; user-select: none; }
+.rev-diff .text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.rev-added { background: #e9f6ec; color: #0f5323; }
+.rev-removed { background: #fdecea; color: #8a1c12; }
+.rev-added ins { background: #b7e4c2; text-decoration: none; }
+.rev-removed del { background: #f6c4bf; text-decoration: line-through; }
+.rev-skipped td { color: var(--muted); text-align: center; background: var(--wash); }
+.count-added { color: var(--ok); } .count-removed { color: var(--danger); }
+.revision-text { background: var(--paper); border: 1px solid var(--line); border-radius: 6px; padding: .6rem; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 40rem; overflow: auto; font: .85rem/1.45 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 `;

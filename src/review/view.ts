@@ -10,6 +10,7 @@ import {
   type SessionPhase,
   TERMINAL_POLL_WINDOW_MS,
 } from "../protocol/index.ts";
+import type { RevisionInfo } from "./revisions.ts";
 
 /**
  * What the review page offers, decided from the session alone. Pure, so every rule (when a
@@ -28,6 +29,24 @@ export interface ReviewData {
   decisions?: readonly PlanDecisionRecord[];
   /** The session's best-of-N group (this session among its members); absent or null when none. */
   group?: ReviewGroup | null;
+  /** Every stored plan revision without its text, oldest first; absent when not loaded. */
+  revisions?: readonly RevisionInfo[];
+  /** The text of the revisions the page asked for (the one shown, the two compared). */
+  revisionTexts?: readonly PlanFile[];
+  /** The session's deadlines (what happens next, and when); absent when not loaded. */
+  deadlines?: SessionDeadlines;
+  /** The remote execution's changes as a unified diff; absent or null when not loaded. */
+  changes?: string | null;
+}
+
+/** When the session does something by itself (the loader's shape). */
+export interface SessionDeadlines {
+  /** The ask timeout in seconds, or null when the planner waits for answers forever. */
+  ask_timeout_s: number | null;
+  /** ISO time the ask timeout answers the open question; null when none is due. */
+  afk_due_at: string | null;
+  /** ISO time an ended session's data is deleted; null while it runs. */
+  purge_due_at: string | null;
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { SessionRow } from "./session-row.ts";
 
 /**
- * The session's one alarm (DESIGN.md "The loop", "Retention"). A Durable Object has one alarm,
- * and it serves three clocks: the next loop step, the AFK timeout of an open question, and the
- * purge of an ended session. The row stores each due time; the alarm is set to the earliest.
+ * The session's one alarm (DESIGN.md "The loop", "Retention", "Webhooks"). A Durable Object has
+ * one alarm, and it serves four clocks: the next loop step, the AFK timeout of an open question,
+ * the purge of an ended session, and the next webhook delivery. The row stores the first three
+ * due times, the outbox the fourth; the alarm is set to the earliest.
  */
 
 /**
@@ -14,8 +15,9 @@ import type { SessionRow } from "./session-row.ts";
  */
 export function nextAlarmAt(
   row: Pick<SessionRow, "step_due_at" | "afk_due_at" | "purge_due_at">,
+  deliveryDueAt: number | null = null,
 ): number | null {
-  const due = [row.step_due_at, row.afk_due_at, row.purge_due_at].filter(
+  const due = [row.step_due_at, row.afk_due_at, row.purge_due_at, deliveryDueAt].filter(
     (t): t is number => t !== null,
   );
   return due.length === 0 ? null : Math.min(...due);
@@ -30,8 +32,9 @@ export function nextAlarmAt(
 export async function scheduleAlarm(
   storage: DurableObjectStorage,
   row: SessionRow | null,
+  deliveryDueAt: number | null = null,
 ): Promise<void> {
-  const at = row === null ? null : nextAlarmAt(row);
+  const at = row === null ? null : nextAlarmAt(row, deliveryDueAt);
   if (at === null) await storage.deleteAlarm();
   else await storage.setAlarm(at);
 }
@@ -40,7 +43,8 @@ export async function scheduleAlarm(
 export async function restoreAlarm(
   storage: DurableObjectStorage,
   row: SessionRow | null,
+  deliveryDueAt: number | null = null,
 ): Promise<void> {
-  const due = row === null ? null : nextAlarmAt(row);
+  const due = row === null ? null : nextAlarmAt(row, deliveryDueAt);
   if (due !== null && (await storage.getAlarm()) === null) await storage.setAlarm(due);
 }

@@ -60,3 +60,27 @@ export function writePlan(
   );
   return { path, content, revision, edited_by_user: editedByUser };
 }
+
+/** One stored revision without its text: what the review page's revision picker lists. */
+export interface PlanRevisionInfo {
+  revision: number;
+  edited_by_user: boolean;
+  /** ISO time the revision was written. */
+  created_at: string;
+  chars: number;
+}
+
+/** Every stored revision, oldest first, without its text. */
+export function listPlanRevisions(sql: SqlStorage): PlanRevisionInfo[] {
+  return sql
+    .exec<{ revision: number; edited_by_user: number; created_at: number; chars: number }>(
+      "SELECT revision, edited_by_user, created_at, length(content) AS chars FROM plan_revisions ORDER BY revision",
+    )
+    .toArray()
+    .map((r) => ({
+      revision: r.revision,
+      edited_by_user: r.edited_by_user === 1,
+      created_at: new Date(r.created_at).toISOString(),
+      chars: r.chars,
+    }));
+}

@@ -54,6 +54,11 @@ export class SessionPortAdapter implements SessionPort {
     readonly snapshot: SnapshotFiles,
     private readonly clock: () => number,
     private readonly retentionMs: number,
+    /**
+     * Records the webhook events of a change of phase or outcome (webhooks-outbox.ts
+     * `announceChanges`), called right after each write that can make one, in its transaction.
+     */
+    private readonly announce: () => void = () => {},
   ) {
     this.sql = storage.sql;
     const texts = readSessionTexts(this.sql);
@@ -140,6 +145,7 @@ export class SessionPortAdapter implements SessionPort {
     const now = this.clock();
     openWait(this.sql, wait, now);
     updateRow(this.sql, { updated_at: now });
+    this.announce();
   }
 
   pendingWait(): Pending | null {
@@ -154,6 +160,7 @@ export class SessionPortAdapter implements SessionPort {
     const now = this.clock();
     closeWait(this.sql, toolUseId, now);
     updateRow(this.sql, { afk_due_at: null, updated_at: now });
+    this.announce();
   }
 
   addUsage(usage: Usage, costUsd: number | null): void {
@@ -170,10 +177,12 @@ export class SessionPortAdapter implements SessionPort {
 
   endSession(subtype: "error_during_execution" | "error_max_turns", message: string): void {
     endSession(this.sql, this.row(), subtype, message, this.clock(), this.retentionMs);
+    this.announce();
   }
 
   finishExecution(): void {
     updateRow(this.sql, { executed: 1, updated_at: this.clock() });
+    this.announce();
   }
 
   now(): number {

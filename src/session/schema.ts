@@ -1,4 +1,8 @@
 import { backfillEventRecords } from "./event-backfill.ts";
+import { readRow } from "./session-row.ts";
+import { sessionView } from "./session-view.ts";
+import { pendingWait } from "./waits.ts";
+import { announcedOf } from "./webhooks.ts";
 
 /**
  * The session Durable Object's SQLite schema, beside the class that owns it. Migrations only
@@ -114,7 +118,47 @@ const MIGRATIONS: readonly (readonly MigrationStep[])[] = [
     `UPDATE session SET cost_usd = NULL
       WHERE planner NOT IN ('offline', 'scripted') AND (input_tokens > 0 OR output_tokens > 0)`,
   ],
+  [
+    // Webhooks (DESIGN.md "Webhooks"): what receivers were last told (one row), and the outbox.
+    // `origin` is the request's at creation, the base of the review link when
+    // PLANPORT_PUBLIC_URL is not set.
+    `CREATE TABLE webhook_state (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      origin TEXT NOT NULL,
+      phase TEXT,
+      outcome TEXT
+    )`,
+    // One row per delivery; `id` and `body` never change, so every attempt sends the same
+    // bytes. `next_attempt_at` is NULL once it is delivered, gone (410) or dropped.
+    `CREATE TABLE webhook_outbox (
+      seq INTEGER PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      type TEXT NOT NULL,
+      body TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      attempts INTEGER NOT NULL,
+      next_attempt_at INTEGER,
+      state TEXT NOT NULL,
+      last_error TEXT
+    )`,
+    "CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at) WHERE state = 'pending'",
+    // A session stored before webhooks existed has told nobody anything, and nothing it did
+    // then is news now: its present phase and outcome count as announced.
+    rememberPresentState,
+  ],
 ];
+
+/** Records an existing session's phase and outcome as announced (migration 4). */
+function rememberPresentState(sql: SqlStorage): void {
+  const row = readRow(sql);
+  if (row === null) return;
+  const now = announcedOf(sessionView(row, pendingWait(sql), ""));
+  sql.exec(
+    "INSERT INTO webhook_state (id, origin, phase, outcome) VALUES (1, '', ?, ?)",
+    now.phase,
+    now.outcome,
+  );
+}
 
 /**
  * Whether this object ever held a session. Objects reached with an id that was never created

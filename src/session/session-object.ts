@@ -31,7 +31,12 @@ import { failedStep, followStep } from "./loop-driver.ts";
 import { postMessage } from "./messages.ts";
 import { type NewSession, writeNewSession } from "./new-session.ts";
 import { overlayDiff } from "./overlay.ts";
-import { readPlan } from "./plan-file.ts";
+import {
+  listPlanRevisions,
+  type PlanRevisionInfo,
+  readPlan,
+  readPlanRevision,
+} from "./plan-file.ts";
 import { NO_SNAPSHOT, SessionPortAdapter } from "./port-adapter.ts";
 import { listDecisions, recordDecision } from "./record-decision.ts";
 import { type Access, NOT_FOUND, type SessionResult } from "./result.ts";
@@ -39,6 +44,18 @@ import { hasSchema, migrate } from "./schema.ts";
 import { hasEnded, readRow, type SessionRow, updateRow } from "./session-row.ts";
 import { sessionView } from "./session-view.ts";
 import { pendingWait } from "./waits.ts";
+import {
+  type AnnounceTarget,
+  announceChanges,
+  attemptsExhausted,
+  beginAttempt,
+  type Delivery,
+  dropDelivery,
+  dueDeliveries,
+  nextDeliveryAt,
+  settleAttempt,
+} from "./webhooks-outbox.ts";
+import { originOf, sendWebhook, type WebhookFetch } from "./webhooks-send.ts";
 
 /**
  * A terminal polls every few seconds; writing the poll time at most this often keeps most polls
@@ -58,6 +75,17 @@ export interface ReviewState {
   decisions: PlanDecisionRecord[];
 }
 
+/** The review page's revision history and deadlines (see `reviewDetails`). */
+export interface ReviewDetails {
+  revisions: PlanRevisionInfo[];
+  contents: PlanFile[];
+  ask_timeout_s: number | null;
+  /** ISO time the ask timeout answers the open question for the user; null when none is due. */
+  afk_due_at: string | null;
+  /** ISO time the ended session's data is deleted; null while it runs. */
+  purge_due_at: string | null;
+}
+
 /**
  * One planning session (DESIGN.md "Session Durable Object"): its row, event log, decisions,
  * waits, plan file and workspace overlay in SQLite, and the agent loop driven by its alarm.
@@ -75,6 +103,15 @@ export class SessionObject extends DurableObject<Env> {
   planningStep: (port: SessionPort, env: Env) => Promise<StepResult> = step;
   /** What follows a decision in a best-of-N group. A seam: tests crash the object here. */
   settleGroup: typeof afterDecision = afterDecision;
+  /** Where webhooks go. A seam: tests point it at a receiver without changing the worker's vars. */
+  webhookTarget: () => AnnounceTarget = () => {
+    const config = configOf(this.env);
+    return { webhook: config.webhook, publicUrl: config.publicUrl };
+  };
+  /** How a webhook leaves the worker. A seam: tests put a receiver double here. */
+  webhookFetch: WebhookFetch = (request) => fetch(request);
+  /** Webhook attempts running now, by delivery id (never awaited by the alarm; see alarm()). */
+  private readonly inFlight = new Map<string, Promise<void>>();
   private readonly sql: SqlStorage;
   /** Who may see the session (never changes once created); undefined until first read. */
   private identity: Identity | null | undefined;
@@ -87,7 +124,7 @@ export class SessionObject extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(async () => {
       if (!hasSchema(this.sql)) return;
       ctx.storage.transactionSync(() => migrate(this.sql));
-      await restoreAlarm(ctx.storage, readRow(this.sql));
+      await restoreAlarm(ctx.storage, readRow(this.sql), nextDeliveryAt(this.sql));
     });
   }
 
@@ -104,6 +141,7 @@ export class SessionObject extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => {
       migrate(this.sql);
       writeNewSession(this.sql, input, this.clock());
+      announceChanges(this.sql, this.clock(), this.webhookTarget(), input.origin);
     });
     this.identity = undefined;
     await this.scheduleAlarm();
@@ -169,6 +207,28 @@ export class SessionObject extends DurableObject<Env> {
     );
   }
 
+  /**
+   * What the review page shows beyond {@link review}: every stored plan revision without its
+   * text, the text of the `wanted` ones (the page asks for at most the two it shows or
+   * compares), and the session's deadlines (the ask timeout's answer, the purge).
+   */
+  reviewDetails(access: Access, wanted: readonly number[]): SessionResult<ReviewDetails> {
+    const row = this.allowedRow(access);
+    if (row === null) return NOT_FOUND;
+    const contents = [...new Set(wanted)]
+      .slice(0, 2)
+      .map((n) => readPlanRevision(this.sql, row.plan_path, n))
+      .filter((p): p is PlanFile => p !== null);
+    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+    return ok({
+      revisions: listPlanRevisions(this.sql),
+      contents,
+      ask_timeout_s: row.ask_timeout_s,
+      afk_due_at: iso(row.afk_due_at),
+      purge_due_at: iso(row.purge_due_at),
+    });
+  }
+
   /** The workspace overlay as a unified diff against the snapshot; empty when nothing changed. */
   async changes(access: Access): Promise<SessionResult<string>> {
     const row = this.allowedRow(access);
@@ -181,7 +241,7 @@ export class SessionObject extends DurableObject<Env> {
     const row = this.allowedRow(access);
     if (row === null) return NOT_FOUND;
     const result = this.ctx.storage.transactionSync(() =>
-      postMessage(this.sql, row, body, this.clock()),
+      this.announcing(postMessage(this.sql, row, body, this.clock())),
     );
     if (!result.ok) return result;
     await this.scheduleAlarm();
@@ -203,11 +263,13 @@ export class SessionObject extends DurableObject<Env> {
     const row = readRow(this.sql);
     if (row === null) return NOT_FOUND;
     const result = this.ctx.storage.transactionSync(() =>
-      recordDecision(this.sql, row, body, {
-        nowMs: this.clock(),
-        terminalPolledAt: latest(this.terminalPolledAt, row.terminal_polled_at),
-        retentionMs: this.retentionMs(),
-      }),
+      this.announcing(
+        recordDecision(this.sql, row, body, {
+          nowMs: this.clock(),
+          terminalPolledAt: latest(this.terminalPolledAt, row.terminal_polled_at),
+          retentionMs: this.retentionMs(),
+        }),
+      ),
     );
     if (result.ok) await this.scheduleAlarm();
     if (claim.value?.kind === "won") {
@@ -227,9 +289,10 @@ export class SessionObject extends DurableObject<Env> {
   async supersede(chosenId: string): Promise<void> {
     const row = hasSchema(this.sql) ? readRow(this.sql) : null;
     if (row === null || row.id === chosenId) return;
-    this.ctx.storage.transactionSync(() =>
-      supersedeSession(this.sql, row, this.clock(), this.retentionMs()),
-    );
+    this.ctx.storage.transactionSync(() => {
+      supersedeSession(this.sql, row, this.clock(), this.retentionMs());
+      this.announce();
+    });
     await this.scheduleAlarm();
   }
 
@@ -250,9 +313,10 @@ export class SessionObject extends DurableObject<Env> {
   async archive(access: Access, origin: string): Promise<SessionResult<Session>> {
     const row = this.allowedRow(access);
     if (row === null) return NOT_FOUND;
-    this.ctx.storage.transactionSync(() =>
-      archiveSession(this.sql, row, this.clock(), this.retentionMs()),
-    );
+    this.ctx.storage.transactionSync(() => {
+      archiveSession(this.sql, row, this.clock(), this.retentionMs());
+      this.announce();
+    });
     await this.scheduleAlarm();
     return this.view(origin);
   }
@@ -266,18 +330,32 @@ export class SessionObject extends DurableObject<Env> {
       this.snapshotOf(row),
       this.clock,
       this.retentionMs(),
+      () => this.announce(),
     );
   }
 
-  /** The one alarm: purge when retention is due, else the loop step or the AFK wake. */
+  /**
+   * The one alarm: purge when retention is due, else the webhook deliveries that are due and
+   * the loop step or the AFK wake. Deliveries are started, not awaited: the step runs beside
+   * them, and the alarm ends when the step does, so a slow or dead receiver never delays the
+   * planning (an alarm that ran on would hold back the next one, i.e. the next step).
+   */
   override async alarm(): Promise<void> {
     const row = hasSchema(this.sql) ? readRow(this.sql) : null;
     if (row === null) return;
     const now = this.clock();
     if (row.purge_due_at !== null && row.purge_due_at <= now) {
-      await this.purge(row);
+      if (nextDeliveryAt(this.sql) === null) {
+        await this.purge(row);
+        return;
+      }
+      // Webhooks still to send (the outcome of a session kept for 0 days, say): the purge waits
+      // for them, at most their retries' ~21 minutes; the alarm wakes for the next attempt.
+      this.startDeliveries(now);
+      await this.ctx.storage.setAlarm(Math.max(now, nextDeliveryAt(this.sql) ?? now));
       return;
     }
+    this.startDeliveries(now);
     const stepDue = row.step_due_at !== null && row.step_due_at <= now;
     const afkDue =
       row.afk_due_at !== null && row.afk_due_at <= now && pendingWait(this.sql) !== null;
@@ -294,6 +372,70 @@ export class SessionObject extends DurableObject<Env> {
       result = failedStep(this.sql, err, this.clock(), this.retentionMs());
     }
     followStep(this.sql, result, wakeSeqAtStart, this.clock());
+    this.announce();
+  }
+
+  /** Waits until the webhook attempts running now have finished (tests, diagnostics). */
+  async deliveriesSettled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight.values());
+  }
+
+  /**
+   * Starts every due webhook delivery that is not already in flight. Each attempt is counted
+   * and leased before it starts (webhooks-outbox.ts `beginAttempt`), and records its result
+   * and sets the alarm for what is due next when it ends.
+   */
+  private startDeliveries(now: number): void {
+    const due = dueDeliveries(this.sql, now, new Set(this.inFlight.keys()));
+    if (due.length === 0) return;
+    const target = this.webhookTarget().webhook;
+    for (const delivery of due) {
+      if (target === null) {
+        this.drop(delivery, "PLANPORT_WEBHOOK_URL is no longer set");
+      } else if (attemptsExhausted(delivery)) {
+        this.drop(delivery, `its last attempt to ${originOf(target.url)} never reported back`);
+      } else {
+        const attempt = beginAttempt(this.sql, delivery, now);
+        const run = sendWebhook(this.webhookFetch, target, delivery, this.clock)
+          .then(async (result) => {
+            if (!hasSchema(this.sql)) return; // purged meanwhile
+            const settled = settleAttempt(this.sql, delivery.seq, attempt, result, this.clock());
+            if (settled.kind === "dropped") this.logDropped(delivery, attempt, settled.reason);
+            if (settled.kind === "gone")
+              console.warn(
+                `planport: webhook ${delivery.id} answered 410 Gone by ${originOf(target.url)}; not sent again.`,
+              );
+            await this.scheduleAlarm();
+          })
+          .catch((error: unknown) => {
+            console.error(`planport: webhook ${delivery.id}: recording the attempt failed`, error);
+          })
+          .finally(() => this.inFlight.delete(delivery.id));
+        this.inFlight.set(delivery.id, run);
+      }
+    }
+  }
+
+  private drop(delivery: Delivery, reason: string): void {
+    dropDelivery(this.sql, delivery.seq, reason);
+    this.logDropped(delivery, delivery.attempts, reason);
+  }
+
+  private logDropped(delivery: Delivery, attempts: number, reason: string): void {
+    console.error(
+      `planport: webhook ${delivery.id} (${delivery.type}) dropped after ${attempts} attempt(s): ${reason}.`,
+    );
+  }
+
+  /** Records the webhook events of the change just made, in the caller's transaction. */
+  private announce(): void {
+    announceChanges(this.sql, this.clock(), this.webhookTarget());
+  }
+
+  /** {@link announce} after a change that succeeded; the result passes through. */
+  private announcing<T extends { ok: boolean }>(result: T): T {
+    if (result.ok) this.announce();
+    return result;
   }
 
   private async purge(row: SessionRow): Promise<void> {
@@ -344,7 +486,7 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   private scheduleAlarm(): Promise<void> {
-    return scheduleAlarm(this.ctx.storage, readRow(this.sql));
+    return scheduleAlarm(this.ctx.storage, readRow(this.sql), nextDeliveryAt(this.sql));
   }
 }
 

@@ -22,6 +22,7 @@ describe("worker settings", () => {
         model: { timeoutMs: 120_000, attempts: 4, backoffMs: 1_000 },
         contextTokens: null,
         prices: {},
+        webhook: null,
       },
     });
   });
@@ -39,6 +40,8 @@ describe("worker settings", () => {
       PLANPORT_MODEL_BACKOFF_MS: "0",
       PLANPORT_CONTEXT_TOKENS: "8000",
       PLANPORT_PRICES: '{"my-model": {"input": 1, "output": 2, "cache_read": 0.1}}',
+      PLANPORT_WEBHOOK_URL: "https://hooks.example.com/planport",
+      PLANPORT_WEBHOOK_SECRET: "0123456789abcdef0123",
     });
     expect(config.ok && config.value).toEqual({
       planner: "offline",
@@ -51,6 +54,7 @@ describe("worker settings", () => {
       contextTokens: 8_000,
       // A cache price left out is the input price.
       prices: { "my-model": { input: 1, output: 2, cache_read: 0.1, cache_write: 1 } },
+      webhook: { url: "https://hooks.example.com/planport", secret: "0123456789abcdef0123" },
     });
   });
 

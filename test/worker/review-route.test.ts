@@ -115,6 +115,7 @@ describe("GET /review/:id", () => {
       "outline",
       "outcome",
       "plan",
+      "history",
       "group",
       "question",
       "decision",

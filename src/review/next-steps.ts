@@ -1,0 +1,142 @@
+import { type Session, TERMINAL_POLL_WINDOW_MS } from "../protocol/index.ts";
+import { type SessionDeadlines, terminalIsPolling } from "./view.ts";
+
+/**
+ * "What happens next, and when": the sentences the review page shows while something is
+ * live — an open question with an ask timeout, a plan waiting for a decision (with or without
+ * a terminal to send it to), a long-running planner, an ended session's retention. Pure: the
+ * session, its deadlines and the time in, sentences out. Silent timeouts lost people work
+ * (anthropics/claude-code#44804, #46213): every timer the session has is named with its time.
+ */
+
+export interface NextStep {
+  /** `soon`: the deadline is near (within {@link SOON_MS}); `info` otherwise. */
+  tone: "info" | "soon";
+  text: string;
+}
+
+/** A planner working longer than this is called long-running. */
+export const LONG_RUNNING_MS = 10 * 60_000;
+/** A deadline closer than this is shown as approaching. */
+export const SOON_MS = 5 * 60_000;
+/** A purge closer than this is shown as approaching. */
+export const PURGE_SOON_MS = 24 * 60 * 60_000;
+
+/**
+ * The next steps of a session at `nowMs`, most urgent first; none when nothing is live.
+ *
+ * @example
+ * nextSteps(session, { ask_timeout_s: 600, afk_due_at: "2026-05-01T14:32:00Z", purge_due_at: null }, now)
+ * // [{ tone: "info", text: "If nobody answers by 14:32 UTC, the planner goes on with its best judgment." }]
+ */
+export function nextSteps(
+  session: Session,
+  deadlines: SessionDeadlines | undefined,
+  nowMs: number,
+): NextStep[] {
+  const steps: NextStep[] = [];
+  const pending = session.pending ?? null;
+  const over = session.status === "archived" || session.phase === "done";
+  if (!over && pending?.kind === "question") steps.push(questionStep(deadlines, nowMs));
+  if (!over && pending?.kind === "plan")
+    steps.push(...planSteps(session, pending.opened_at, nowMs));
+  if (!over && !pending && (session.phase === "running" || session.phase === "executing")) {
+    const started = Date.parse(session.created_at);
+    if (Number.isFinite(started) && nowMs - started >= LONG_RUNNING_MS) {
+      const doing =
+        session.phase === "executing"
+          ? "carrying out the approved plan"
+          : "researching and planning";
+      steps.push({
+        tone: "info",
+        text: `The planner has been ${doing} for ${minutes(nowMs - started)} (since ${timeText(started, nowMs)}). It goes on by itself: you can close this page and come back, or stop the session below.`,
+      });
+    }
+  }
+  if (over && deadlines?.purge_due_at) {
+    const purge = Date.parse(deadlines.purge_due_at);
+    if (Number.isFinite(purge)) {
+      steps.push({
+        tone: purge - nowMs <= PURGE_SOON_MS ? "soon" : "info",
+        text: `This session is kept until ${timeText(purge, nowMs)}; then its plan, transcript and changes are deleted for good. Pull or copy what you need before then.`,
+      });
+    }
+  }
+  return steps;
+}
+
+function questionStep(deadlines: SessionDeadlines | undefined, nowMs: number): NextStep {
+  const due = deadlines?.afk_due_at ? Date.parse(deadlines.afk_due_at) : Number.NaN;
+  if (Number.isFinite(due)) {
+    return {
+      tone: due - nowMs <= SOON_MS ? "soon" : "info",
+      text:
+        due <= nowMs
+          ? "The time to answer is up: the planner goes on with its best judgment at its next step."
+          : `If nobody answers by ${timeText(due, nowMs)} (in ${minutes(due - nowMs)}), the planner goes on with its best judgment.`,
+    };
+  }
+  return {
+    tone: "info",
+    text: "The planner waits for your answer, with no time limit: nothing happens until you answer or stop the session.",
+  };
+}
+
+function planSteps(session: Session, openedAt: string, nowMs: number): NextStep[] {
+  const steps: NextStep[] = [
+    {
+      tone: "info",
+      text: "The plan waits for your decision, with no time limit: nothing is carried out until you approve it. Keep planning sends it back to the planner with your feedback.",
+    },
+  ];
+  const polled = session.terminal_polled_at ? Date.parse(session.terminal_polled_at) : Number.NaN;
+  if (terminalIsPolling(session, nowMs) && Number.isFinite(polled)) {
+    steps.push({
+      tone: "info",
+      text: `A terminal is polling this session: send to terminal is offered while it keeps polling (at the latest by ${secondsText(polled + TERMINAL_POLL_WINDOW_MS)} unless it polls again).`,
+    });
+  } else {
+    steps.push({
+      tone: "info",
+      text: `No terminal is polling: start planport attach ${session.id} to enable send-to-terminal.`,
+    });
+  }
+  const opened = Date.parse(openedAt);
+  if (Number.isFinite(opened) && nowMs - opened >= LONG_RUNNING_MS) {
+    steps.push({
+      tone: "info",
+      text: `The plan has been ready for ${minutes(nowMs - opened)} (since ${timeText(opened, nowMs)}).`,
+    });
+  }
+  return steps;
+}
+
+/**
+ * A time as the page says it: `14:32 UTC` on the same UTC day as `nowMs`, else with the date.
+ *
+ * @example
+ * timeText(Date.parse("2026-05-01T14:32:10Z"), Date.parse("2026-05-01T14:00:00Z")) // "14:32 UTC"
+ */
+export function timeText(ms: number, nowMs: number): string {
+  const iso = new Date(ms).toISOString();
+  const sameDay = iso.slice(0, 10) === new Date(nowMs).toISOString().slice(0, 10);
+  return `${sameDay ? "" : `${iso.slice(0, 10)} `}${iso.slice(11, 16)} UTC`;
+}
+
+function secondsText(ms: number): string {
+  return `${new Date(ms).toISOString().slice(11, 19)} UTC`;
+}
+
+/**
+ * A duration in whole minutes (at least one), or hours and minutes past an hour.
+ *
+ * @example
+ * minutes(95 * 60_000) // "1 h 35 min"
+ */
+export function minutes(ms: number): string {
+  const total = Math.max(1, Math.round(ms / 60_000));
+  if (total < 60) return `${total} min`;
+  const h = Math.floor(total / 60);
+  const m = total % 60;
+  return m === 0 ? `${h} h` : `${h} h ${m} min`;
+}

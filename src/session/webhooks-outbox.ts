@@ -1,0 +1,216 @@
+import type { WebhookTarget } from "../config.ts";
+import { readRow } from "./session-row.ts";
+import { sessionView } from "./session-view.ts";
+import { pendingWait } from "./waits.ts";
+import {
+  type Announced,
+  type AttemptResult,
+  afterFailure,
+  announcedOf,
+  changesOf,
+  leaseUntil,
+  WEBHOOK_MAX_ATTEMPTS,
+  type WebhookType,
+  webhookBody,
+  webhookId,
+} from "./webhooks.ts";
+
+/**
+ * The webhook outbox in the session's SQLite (DESIGN.md "Webhooks"). {@link announceChanges}
+ * runs inside the transaction that changed the session and adds a delivery for each change a
+ * receiver has not been told of; the session object's alarm sends what is due. A delivery row
+ * keeps its id and body for every attempt, so a retry is byte-for-byte the same payload.
+ */
+
+/** Where announcements go: the receiver (null = none configured) and the base of review links. */
+export interface AnnounceTarget {
+  webhook: WebhookTarget | null;
+  /** PLANPORT_PUBLIC_URL when set; else the origin the session was created on is used. */
+  publicUrl: string | null;
+}
+
+/** One stored delivery. */
+export interface Delivery {
+  seq: number;
+  id: string;
+  type: WebhookType;
+  body: string;
+  attempts: number;
+  next_attempt_at: number | null;
+  state: "pending" | "delivered" | "gone" | "dropped";
+  last_error: string | null;
+}
+
+const DELIVERY_COLUMNS = "seq, id, type, body, attempts, next_attempt_at, state, last_error";
+
+/**
+ * Compares the session as it is now with what receivers were last told and records the
+ * difference, in the caller's transaction: the new announced state always (so turning webhooks
+ * on later announces only later changes), and one outbox row per change when a receiver is
+ * configured. Phase and outcome come from {@link sessionView}, the one place they are decided,
+ * so an event is made once per real change however many writes it took. `origin` is the
+ * request's at creation; later calls pass null and use the stored one.
+ */
+export function announceChanges(
+  sql: SqlStorage,
+  nowMs: number,
+  target: AnnounceTarget,
+  origin: string | null = null,
+): WebhookType[] {
+  const row = readRow(sql);
+  if (row === null) return [];
+  const stored = readAnnounced(sql);
+  const base = target.publicUrl ?? origin ?? stored?.origin ?? "";
+  const session = sessionView(row, pendingWait(sql), base);
+  const changes = changesOf(stored, session);
+  if (changes.length === 0) return [];
+  const now = announcedOf(session);
+  sql.exec(
+    `INSERT INTO webhook_state (id, origin, phase, outcome) VALUES (1, ?, ?, ?)
+      ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, outcome = excluded.outcome`,
+    origin ?? stored?.origin ?? "",
+    now.phase,
+    now.outcome,
+  );
+  if (target.webhook === null) return changes;
+  for (const type of changes) {
+    const seq = Number(
+      sql.exec("SELECT coalesce(max(seq), 0) + 1 AS seq FROM webhook_outbox").one().seq,
+    );
+    const id = webhookId(row.id, seq);
+    sql.exec(
+      `INSERT INTO webhook_outbox (seq, id, type, body, created_at, attempts, next_attempt_at, state)
+        VALUES (?, ?, ?, ?, ?, 0, ?, 'pending')`,
+      seq,
+      id,
+      type,
+      webhookBody(id, type, nowMs, session),
+      nowMs,
+      nowMs,
+    );
+  }
+  return changes;
+}
+
+/** What receivers were last told, and the stored origin; null before the first announcement. */
+export function readAnnounced(sql: SqlStorage): (Announced & { origin: string }) | null {
+  const rows = sql
+    .exec<{ origin: string; phase: string | null; outcome: string | null }>(
+      "SELECT origin, phase, outcome FROM webhook_state WHERE id = 1",
+    )
+    .toArray();
+  return rows[0] ?? null;
+}
+
+/** The pending deliveries due at `nowMs`, oldest first, except those in `skip` (in flight). */
+export function dueDeliveries(
+  sql: SqlStorage,
+  nowMs: number,
+  skip: ReadonlySet<string>,
+): Delivery[] {
+  return sql
+    .exec<Record<string, SqlStorageValue>>(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_outbox
+        WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY seq`,
+      nowMs,
+    )
+    .toArray()
+    .map((r) => r as unknown as Delivery)
+    .filter((d) => !skip.has(d.id));
+}
+
+/** Every stored delivery, oldest first (tests and diagnostics). */
+export function listDeliveries(sql: SqlStorage): Delivery[] {
+  return sql
+    .exec<Record<string, SqlStorageValue>>(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_outbox ORDER BY seq`,
+    )
+    .toArray()
+    .map((r) => r as unknown as Delivery);
+}
+
+/** When the next pending delivery is due, or null: one of the alarm's clocks. */
+export function nextDeliveryAt(sql: SqlStorage): number | null {
+  const row = sql
+    .exec<{ at: number | null }>(
+      "SELECT min(next_attempt_at) AS at FROM webhook_outbox WHERE state = 'pending'",
+    )
+    .one();
+  return row.at ?? null;
+}
+
+/**
+ * Starts attempt number `attempts + 1`: counts it and moves the delivery's time to the lease
+ * ({@link leaseUntil}), so an attempt lost with the object is retried, not forgotten.
+ * Returns the attempt's number.
+ */
+export function beginAttempt(sql: SqlStorage, delivery: Delivery, nowMs: number): number {
+  const attempt = delivery.attempts + 1;
+  sql.exec(
+    "UPDATE webhook_outbox SET attempts = ?, next_attempt_at = ? WHERE seq = ?",
+    attempt,
+    leaseUntil(attempt, nowMs),
+    delivery.seq,
+  );
+  return attempt;
+}
+
+/** How a finished attempt left the delivery, for the log. */
+export type Settled =
+  | { kind: "delivered" | "gone" | "retry" | "missing" }
+  | { kind: "dropped"; reason: string };
+
+/**
+ * Records how attempt number `attempt` ended: delivered, gone (410: never again), retried
+ * later, or dropped after the last attempt. `missing` when the delivery is no longer there
+ * (the session was purged meanwhile).
+ */
+export function settleAttempt(
+  sql: SqlStorage,
+  seq: number,
+  attempt: number,
+  result: AttemptResult,
+  nowMs: number,
+): Settled {
+  const exists =
+    sql
+      .exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_outbox'")
+      .toArray().length > 0 &&
+    sql.exec("SELECT 1 FROM webhook_outbox WHERE seq = ? AND state = 'pending'", seq).toArray()
+      .length > 0;
+  if (!exists) return { kind: "missing" };
+  if (result.kind !== "failed") {
+    sql.exec(
+      "UPDATE webhook_outbox SET state = ?, next_attempt_at = NULL, last_error = NULL WHERE seq = ?",
+      result.kind,
+      seq,
+    );
+    return { kind: result.kind };
+  }
+  const next = afterFailure(attempt, result.retryAfterMs, nowMs);
+  sql.exec(
+    "UPDATE webhook_outbox SET state = ?, next_attempt_at = ?, last_error = ? WHERE seq = ?",
+    next.kind === "drop" ? "dropped" : "pending",
+    next.kind === "drop" ? null : next.atMs,
+    result.reason,
+    seq,
+  );
+  return next.kind === "drop" ? { kind: "dropped", reason: result.reason } : { kind: "retry" };
+}
+
+/**
+ * Drops a due delivery that cannot be attempted: all attempts made (the last one never
+ * reported back), or no receiver configured any more.
+ */
+export function dropDelivery(sql: SqlStorage, seq: number, reason: string): void {
+  sql.exec(
+    "UPDATE webhook_outbox SET state = 'dropped', next_attempt_at = NULL, last_error = ? WHERE seq = ?",
+    reason,
+    seq,
+  );
+}
+
+/** Whether every attempt of `delivery` was made. */
+export function attemptsExhausted(delivery: Delivery): boolean {
+  return delivery.attempts >= WEBHOOK_MAX_ATTEMPTS;
+}
