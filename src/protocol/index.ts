@@ -4,6 +4,7 @@
  */
 export * from "./errors.ts";
 export * from "./events.ts";
+export * from "./limits.ts";
 export * from "./markers.ts";
 export * from "./plan-paths.ts";
 export * from "./questions.ts";

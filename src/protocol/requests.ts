@@ -1,12 +1,7 @@
 import { z } from "zod";
 import { DECISIONS, FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, TextBlockSchema } from "./events.ts";
-import {
-  GROUP_PATTERN,
-  MAX_APPROVABLE_PLAN_CHARS,
-  PERMISSION_MODES,
-  PLANNER_NAMES,
-  VARIANTS,
-} from "./session.ts";
+import { MAX_APPROVABLE_PLAN_CHARS } from "./limits.ts";
+import { GROUP_PATTERN, PERMISSION_MODES, PLANNER_NAMES, VARIANTS } from "./session.ts";
 
 /** Request bodies and query strings of docs/PROTOCOL.md "HTTP API", validated at the edge. */
 

@@ -169,9 +169,3 @@ export const SnapshotReceiptSchema = z.object({
   skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
 });
 export type SnapshotReceipt = z.infer<typeof SnapshotReceiptSchema>;
-
-/** A teleport is offered only while a terminal polled this recently. */
-export const TERMINAL_POLL_WINDOW_MS = 15_000;
-
-/** ExitPlanMode cannot be approved for a plan longer than this. */
-export const MAX_APPROVABLE_PLAN_CHARS = 200_000;

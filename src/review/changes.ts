@@ -1,6 +1,6 @@
 import { adherenceSentence, type PlanAdherence, planAdherence } from "../protocol/index.ts";
 import { html, type SafeHtml } from "./html.ts";
-import { DIFF_MAX_LINES } from "./script/index.ts";
+import { DIFF_MAX_LINES } from "./limits.ts";
 
 /**
  * The remote execution's changes on the page, server-rendered: the unified diff cut into one

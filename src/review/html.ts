@@ -1,11 +1,21 @@
+import { html as honoHtml } from "hono/html";
+import { escapeToBuffer, type HtmlEscaped, type StringBuffer } from "hono/utils/html";
+
 /**
- * HTML built from templates that escape every interpolated value unless it is already
- * {@link SafeHtml}. The review page shows model output and repository content, both untrusted,
- * so "escaped unless proven safe" is the only default that survives a careless edit.
+ * The review page's HTML, rendered by Hono's `html` tagged template (`hono/html`): every
+ * interpolated value is escaped unless it is already escaped HTML. The review page shows model
+ * output and repository content, both untrusted, so "escaped unless proven safe" is the only
+ * default that survives a careless edit. This module only narrows Hono's helper to what the
+ * page needs: synchronous (no value is a promise), and typed values, so an object cannot slip
+ * into a template by mistake.
  */
 
-/** A string of HTML that was produced by this module (escaped) or by the markdown renderer. */
-export class SafeHtml {
+/**
+ * HTML that Hono escaped (or our markdown renderer produced). It carries Hono's `isEscaped`
+ * mark, so Hono's `html` and `hono/jsx` take it as it is; `value` is the text.
+ */
+export class SafeHtml implements HtmlEscaped {
+  readonly isEscaped = true;
   constructor(readonly value: string) {}
   toString(): string {
     return this.value;
@@ -22,26 +32,20 @@ export type HtmlValue =
   | false
   | readonly HtmlValue[];
 
-const ESCAPES: Readonly<Record<string, string>> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-};
-
 /**
- * Escapes text for use in element content and in quoted attribute values.
+ * Escapes text for use in element content and in quoted attribute values (Hono's escaping).
  *
  * @example
  * escapeHtml('<img src=x onerror="alert(1)">') // '&lt;img src=x onerror=&quot;alert(1)&quot;&gt;'
  */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => ESCAPES[ch] ?? ch);
+  const buffer: StringBuffer = [""];
+  escapeToBuffer(text, buffer);
+  return buffer[0] as string;
 }
 
 /**
- * Tagged template for HTML: interpolated strings are escaped, {@link SafeHtml} is kept,
+ * Hono's `html` tagged template: interpolated strings are escaped, {@link SafeHtml} is kept,
  * arrays are joined, `null`/`undefined`/`false` render nothing. Always quote attributes with
  * double quotes in the template (`class="${x}"`), so an escaped value cannot end the attribute.
  *
@@ -49,16 +53,10 @@ export function escapeHtml(text: string): string {
  * html`<p title="${userText}">${userText}</p>` // both occurrences escaped
  */
 export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): SafeHtml {
-  let out = strings[0] ?? "";
-  for (let i = 0; i < values.length; i++) out += render(values[i]) + (strings[i + 1] ?? "");
-  return new SafeHtml(out);
-}
-
-function render(value: HtmlValue): string {
-  if (value === null || value === undefined || value === false) return "";
-  if (value instanceof SafeHtml) return value.value;
-  if (Array.isArray(value)) return value.map(render).join("");
-  return escapeHtml(String(value));
+  const out = honoHtml(strings, ...values);
+  // Only a promise among the values makes Hono's result a promise, and HtmlValue has none.
+  if (out instanceof Promise) throw new Error("review HTML must render synchronously");
+  return new SafeHtml(out.toString());
 }
 
 /**

@@ -1,0 +1,35 @@
+/**
+ * What the script tells the reader: an action's error beside its form, a polite announcement
+ * for screen readers, and the connection line under the status.
+ */
+
+/** Shows `message` in a form's error slot and moves the focus to what needs fixing. */
+export function showError(
+  errorEl: Element | null,
+  message: string,
+  focusTarget?: HTMLElement | null,
+): void {
+  if (errorEl) errorEl.textContent = message;
+  if (focusTarget) focusTarget.focus();
+}
+
+export function announce(text: string): void {
+  const el = document.getElementById("announcer");
+  if (el) el.textContent = text;
+}
+
+export function showConnection(text: string): void {
+  const el = document.getElementById("connection");
+  if (!el) return;
+  el.textContent = text;
+  el.hidden = text === "";
+}
+
+/** The live region {@link announce} writes to, added once at start. */
+export function addAnnouncer(parent: HTMLElement): void {
+  const announcer = document.createElement("p");
+  announcer.id = "announcer";
+  announcer.className = "visually-hidden";
+  announcer.setAttribute("aria-live", "polite");
+  parent.append(announcer);
+}
