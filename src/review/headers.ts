@@ -26,6 +26,7 @@ export function newNonce(): string {
  * - `default-src 'none'`: nothing loads unless listed below.
  * - `connect-src 'self'`: the script talks to this worker's JSON API and nothing else.
  * - `img-src data:`: the page uses no remote images; plan images are rendered as links.
+ * - `frame-src 'self'`: the only frames are the page's own diagram frames (`/review/diagram`).
  * - `require-trusted-types-for 'script'`: in browsers that enforce it, no string reaches an
  *   HTML sink except through the page's one policy.
  *
@@ -39,6 +40,7 @@ export function reviewCsp(nonce: string): string {
     `style-src 'nonce-${nonce}'`,
     "img-src data:",
     "connect-src 'self'",
+    "frame-src 'self'",
     "base-uri 'none'",
     "form-action 'self'",
     "frame-ancestors 'none'",
@@ -66,6 +68,55 @@ export function reviewHeaders(nonce?: string): Headers {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
     "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+  });
+}
+
+/**
+ * The Content-Security-Policy of the diagram frame (`GET /review/diagram`), a page the review
+ * page embeds in `<iframe sandbox="allow-scripts">` (an opaque origin) to draw one mermaid
+ * diagram. Mermaid writes its SVG with innerHTML and styles it with `<style>` and style
+ * attributes, which the review page's own CSP refuses, so it runs here instead:
+ *
+ * - `script-src 'nonce-…'`: only mermaid's bundle (served from this worker's static assets) and
+ *   the frame's own script; no eval.
+ * - `style-src 'unsafe-inline'`: mermaid's styles (here only; the frame holds no secret and
+ *   reaches nothing).
+ * - `img-src data:`, and nothing else may load: no connect, no frames, no forms, no fonts.
+ * - `frame-ancestors 'self'`: only this worker's pages may embed it.
+ *
+ * @example
+ * diagramCsp("abc") // "default-src 'none'; script-src 'nonce-abc'; style-src 'unsafe-inline'; …"
+ */
+export function diagramCsp(nonce: string): string {
+  return [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    "style-src 'unsafe-inline'",
+    "img-src data:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'self'",
+  ].join("; ");
+}
+
+/**
+ * Every header the diagram frame is sent with. It carries no session data (the diagram's text
+ * arrives in the frame URL's fragment, which never reaches the server); it is not cached only
+ * because its nonce is new in every response.
+ *
+ * @example
+ * return new Response(diagramFramePage(nonce), { headers: diagramHeaders(nonce) });
+ */
+export function diagramHeaders(nonce: string): Headers {
+  return new Headers({
+    "Content-Type": "text/html; charset=utf-8",
+    "Content-Security-Policy": diagramCsp(nonce),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "SAMEORIGIN",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
     "Cross-Origin-Resource-Policy": "same-origin",
     "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
   });

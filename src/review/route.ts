@@ -1,8 +1,9 @@
 import { Hono } from "hono";
 import { type Failure, type Result, SESSION_ID_PATTERN } from "../protocol/index.ts";
 import { renderComparePage } from "./compare.ts";
+import { diagramFramePage } from "./diagram-frame.ts";
 import { notFoundPage, unavailablePage } from "./error-page.ts";
-import { newNonce, reviewHeaders } from "./headers.ts";
+import { diagramHeaders, newNonce, reviewHeaders } from "./headers.ts";
 import { renderReviewPage, renderReviewRegions } from "./page.ts";
 import { parseRevisionQuery, wantedRevisions } from "./revisions.ts";
 import type { ReviewData } from "./view.ts";
@@ -12,7 +13,8 @@ import type { ReviewData } from "./view.ts";
  * bearer token). With `&part=regions` it answers only the page's swappable regions (no script,
  * no style): the open page fetches that to refresh itself. With `&compare=1` it answers the
  * plans of the session's best-of-N group side by side (compare.ts). The route validates, asks the injected loader for the session as the key's
- * holder may see it, and renders. It knows nothing of the session Durable Object: the worker
+ * holder may see it, and renders. `GET /review/diagram` is the frame that draws one mermaid
+ * diagram of the page (diagram-frame.ts). It knows nothing of the session Durable Object: the worker
  * entry wires the loader to it.
  */
 
@@ -47,6 +49,14 @@ export function reviewRoutes<Bindings extends object>(
   loaderFor: (env: Bindings) => ReviewLoader,
 ): Hono<{ Bindings: Bindings }> {
   const app = new Hono<{ Bindings: Bindings }>();
+  // The diagram frame: static, no session, no key (diagram-frame.ts). "diagram" is no session id.
+  app.get("/diagram", () => {
+    const nonce = newNonce();
+    return new Response(diagramFramePage(nonce).toString(), {
+      status: 200,
+      headers: diagramHeaders(nonce),
+    });
+  });
   app.get("/:id", async (c) => {
     const id = c.req.param("id");
     const key = c.req.query("key") ?? "";

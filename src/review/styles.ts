@@ -46,6 +46,8 @@ h3 { font-size: 1rem; margin: 1rem 0 .4rem; }
 .plan-body { overflow-wrap: anywhere; }
 .plan-body:focus { outline: none; }
 .plan-body pre { background: var(--wash); border: 1px solid var(--line); border-radius: 6px; padding: .75rem; overflow: auto; }
+.diagram-frame { display: block; width: 100%; border: 0; margin: .5rem 0; background: #fff; border-radius: 6px; }
+.diagram-frame:not(.drawn) { height: 0; margin: 0; visibility: hidden; }
 .plan-body code { font: .9em/1.45 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 .plan-body table { border-collapse: collapse; display: block; overflow: auto; }
 .plan-body th, .plan-body td { border: 1px solid var(--line); padding: .3rem .6rem; }

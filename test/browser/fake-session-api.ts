@@ -1,5 +1,7 @@
 import { once } from "node:events";
+import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
+import { resolve } from "node:path";
 import { Hono } from "hono";
 import {
   type DecisionKind,
@@ -13,6 +15,9 @@ import {
 import { reviewRoutes } from "../../src/review/route.ts";
 import { NOT_FOUND } from "../../src/session/result.ts";
 import { fixtureEvent } from "../worker/review-fixtures.ts";
+
+/** The worker's static assets (wrangler.toml `[assets]`; filled by `npm ci`'s postinstall). */
+const ASSETS_DIR = resolve(import.meta.dirname, "..", "..", "public");
 
 /**
  * A TEST DOUBLE of the session API, for driving the real review page and its real script in
@@ -106,6 +111,11 @@ export class FakeSessionApi {
 
   private app(): Hono {
     const app = new Hono();
+    // As wrangler serves `[assets]`: mermaid's bundle for the diagram frames.
+    app.get("/review/vendor/mermaid.min.js", async () => {
+      const script = await readFile(resolve(ASSETS_DIR, "review/vendor/mermaid.min.js"));
+      return new Response(script, { headers: { "Content-Type": "text/javascript" } });
+    });
     app.route(
       "/review",
       reviewRoutes(() => ({

@@ -2,6 +2,7 @@ import { TERMINAL_POLL_WINDOW_MS } from "../../protocol/limits.ts";
 import { REVIEW_POLL_INTERVAL_MS } from "../limits.ts";
 import { ApiError, callApi, errorMessage } from "./api.ts";
 import { renderComments, updateSelectionControls } from "./comments.ts";
+import { renderDiagrams } from "./diagrams.ts";
 import { loadDiffs } from "./diff.ts";
 import { showConnection } from "./feedback.ts";
 import { body, type PolledSession, parseOwnHtml, state } from "./page-state.ts";
@@ -151,6 +152,7 @@ function applyPage(doc: Document): void {
     const adopted = document.adoptNode(next);
     current.replaceWith(adopted);
     enableControls(adopted);
+    renderDiagrams(adopted);
     if (pinned) scrollTranscriptToEnd(adopted);
   }
   document.title = doc.title;

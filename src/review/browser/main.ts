@@ -7,6 +7,7 @@ import {
   removeComment,
   renderComments,
 } from "./comments.ts";
+import { renderDiagrams } from "./diagrams.ts";
 import { loadDiffs } from "./diff.ts";
 import { addAnnouncer, announce } from "./feedback.ts";
 import { enableControls, pollNow, scrollTranscriptToEnd, tick } from "./live.ts";
@@ -27,6 +28,8 @@ import { body, state } from "./page-state.ts";
  * - keeps inline comments (quote + note) in memory and sessionStorage, drawn with textContent
  *   (comments.ts);
  * - draws the diff after remote execution with textContent, one line per element (diff.ts);
+ * - draws ```mermaid blocks in sandboxed frames, keeping the code block until one succeeds
+ *   (diagrams.ts);
  * - re-checks every poll whether a terminal is still polling (teleport offered or explained).
  */
 
@@ -93,5 +96,6 @@ addAnnouncer(body);
 enableControls(document);
 renderComments();
 scrollTranscriptToEnd(document);
+renderDiagrams(document);
 void loadDiffs();
 void tick();
