@@ -12,6 +12,7 @@ import { advanceTasks } from "./subagents.ts";
 import { type Thread, threadOf } from "./threads.ts";
 import { mainScope, runToolCalls } from "./tool-calls.ts";
 import {
+  assistantEvent,
   lastConversational,
   modelCallsSinceInput,
   modelTurns,
@@ -169,17 +170,7 @@ async function modelTurn(s: Step): Promise<StepResult> {
 
   const reply = s.port.transaction(() => {
     const content = normalizeContent(turn, s.events, s.port.facts.id);
-    const [stored] = append(s, [
-      {
-        type: "assistant",
-        message: {
-          role: "assistant",
-          content,
-          usage: turn.usage,
-          ...(turn.model && { model: turn.model }),
-        },
-      },
-    ]);
+    const [stored] = append(s, [assistantEvent(turn, content)]);
     s.port.addUsage(turn.usage, turnCost(setup, turn));
     return stored;
   });

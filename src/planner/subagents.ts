@@ -15,7 +15,7 @@ import { lastAssistant, type Thread, threadOf } from "./threads.ts";
 import { forgetTask, runToolCalls } from "./tool-calls.ts";
 import { TaskInput } from "./tools/index.ts";
 import { describeInvalidInput } from "./tools/types.ts";
-import { modelTurns, toolResultEvent } from "./turns.ts";
+import { assistantEvent, modelTurns, toolResultEvent } from "./turns.ts";
 
 /**
  * `Task` subagents (DESIGN.md "Subagents"). Each Task call of a `deep` session runs a
@@ -127,18 +127,7 @@ async function advanceTask(s: Step, call: ToolUseBlock): Promise<void> {
     if (s.port.hasEnded()) return;
     const stored = s.port.transaction(() => {
       const content = normalizeContent(turn, s.events, s.port.facts.id);
-      const [reply] = append(s, [
-        {
-          type: "assistant",
-          message: {
-            role: "assistant",
-            content,
-            usage: turn.usage,
-            ...(turn.model && { model: turn.model }),
-          },
-          parent_tool_use_id: call.id,
-        },
-      ]);
+      const [reply] = append(s, [assistantEvent(turn, content, call.id)]);
       s.port.addUsage(turn.usage, turnCost(setup, turn));
       const calls = reply?.type === "assistant" ? toolUses(reply) : [];
       // The final reply and the Task's result land together: a finished Task is one write.

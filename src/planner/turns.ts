@@ -1,5 +1,6 @@
 import type { Event, NewEvent, ToolResultBlock } from "../protocol/index.ts";
 import { isHumanTurn, toolResults } from "./conversation.ts";
+import type { ModelTurn } from "./models/types.ts";
 
 /**
  * Pure facts about turns, read off the event log.
@@ -87,6 +88,30 @@ export function toolResultEvent(block: ToolResultBlock, taskId: string | null = 
   return {
     type: "user",
     message: { role: "user", content: [block] },
+    ...(taskId !== null && { parent_tool_use_id: taskId }),
+  };
+}
+
+/**
+ * The `assistant` event that stores one model reply (its content already normalised); a
+ * subagent's carries its Task's id.
+ *
+ * @example
+ * assistantEvent(turn, content, "toolu_task").parent_tool_use_id // "toolu_task"
+ */
+export function assistantEvent(
+  turn: ModelTurn,
+  content: ModelTurn["content"],
+  taskId: string | null = null,
+): NewEvent {
+  return {
+    type: "assistant",
+    message: {
+      role: "assistant",
+      content,
+      usage: turn.usage,
+      ...(turn.model && { model: turn.model }),
+    },
     ...(taskId !== null && { parent_tool_use_id: taskId }),
   };
 }

@@ -5,13 +5,11 @@ import type { PlanFile } from "../protocol/index.ts";
  * revision it shows and whether the user edited it.
  */
 
-/** The current revision, or null before the planner wrote anything. */
-export function readPlan(sql: SqlStorage, path: string): PlanFile | null {
-  const row = sql
-    .exec<{ revision: number; content: string; edited_by_user: number }>(
-      "SELECT revision, content, edited_by_user FROM plan_revisions ORDER BY revision DESC LIMIT 1",
-    )
-    .toArray()[0];
+/** A stored revision's row, as read by the two readers below. */
+type RevisionRow = { revision: number; content: string; edited_by_user: number };
+const REVISION_COLUMNS = "SELECT revision, content, edited_by_user FROM plan_revisions";
+
+function planFileOf(path: string, row: RevisionRow | undefined): PlanFile | null {
   if (!row) return null;
   return {
     path,
@@ -21,21 +19,16 @@ export function readPlan(sql: SqlStorage, path: string): PlanFile | null {
   };
 }
 
+/** The current revision, or null before the planner wrote anything. */
+export function readPlan(sql: SqlStorage, path: string): PlanFile | null {
+  const rows = sql.exec<RevisionRow>(`${REVISION_COLUMNS} ORDER BY revision DESC LIMIT 1`);
+  return planFileOf(path, rows.toArray()[0]);
+}
+
 /** One stored revision (1 is the first), or null when there is none of that number. */
 export function readPlanRevision(sql: SqlStorage, path: string, revision: number): PlanFile | null {
-  const row = sql
-    .exec<{ revision: number; content: string; edited_by_user: number }>(
-      "SELECT revision, content, edited_by_user FROM plan_revisions WHERE revision = ?",
-      revision,
-    )
-    .toArray()[0];
-  if (!row) return null;
-  return {
-    path,
-    content: row.content,
-    revision: row.revision,
-    edited_by_user: row.edited_by_user === 1,
-  };
+  const rows = sql.exec<RevisionRow>(`${REVISION_COLUMNS} WHERE revision = ?`, revision);
+  return planFileOf(path, rows.toArray()[0]);
 }
 
 /**
