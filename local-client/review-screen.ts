@@ -2,6 +2,7 @@ import {
   MAX_APPROVABLE_PLAN_CHARS,
   type PlanFile,
   QuestionInputSchema,
+  reviewStateKey,
   type Session,
   type SessionPhase,
 } from "../src/protocol/index.ts";
@@ -78,15 +79,7 @@ export const PHASE_LABELS: Readonly<Record<SessionPhase, string>> = {
  * screenKey({ session, plan }) // → "requires_action|plan_ready|toolu_1|0||2"
  */
 export function screenKey(state: ReviewState): string {
-  const { session, plan } = state;
-  return [
-    session.status,
-    session.phase,
-    session.pending?.tool_use_id ?? "",
-    session.reject_count,
-    session.outcome?.kind ?? "",
-    plan?.revision ?? "",
-  ].join("|");
+  return `${reviewStateKey(state.session)}|${state.plan?.revision ?? ""}`;
 }
 
 /**

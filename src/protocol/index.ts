@@ -11,5 +11,6 @@ export * from "./questions.ts";
 export * from "./repo-names.ts";
 export * from "./requests.ts";
 export * from "./result.ts";
+export * from "./review-state.ts";
 export * from "./session.ts";
 export * from "./snapshot-rules.ts";

@@ -6,6 +6,7 @@ import {
   type PlanFile,
   type QuestionInput,
   QuestionInputSchema,
+  reviewStateKey,
   type Session,
   type SessionPhase,
   TERMINAL_POLL_WINDOW_MS,
@@ -127,23 +128,6 @@ export function terminalIsPolling(
   if (!session.terminal_polled_at) return false;
   const polledMs = Date.parse(session.terminal_polled_at);
   return Number.isFinite(polledMs) && nowMs - polledMs <= TERMINAL_POLL_WINDOW_MS;
-}
-
-/**
- * The string the browser script compares between polls to know the page must be refreshed;
- * built from the same fields on both sides, so the first poll after a load changes nothing.
- *
- * @example
- * reviewStateKey(session) // "requires_action|plan_ready|toolu_1|0|"
- */
-export function reviewStateKey(session: Session): string {
-  return [
-    session.status,
-    session.phase,
-    session.pending?.tool_use_id ?? "",
-    session.reject_count,
-    session.outcome?.kind ?? "",
-  ].join("|");
 }
 
 /**

@@ -6,13 +6,14 @@ import {
   type PlanDecisionRecord,
   TELEPORT_SENTINEL,
 } from "../../src/protocol/index.ts";
+import { reviewStateKey } from "../../src/protocol/review-state.ts";
 import { groupView } from "../../src/review/group-view.ts";
 import { escapeHtml, html, rawElementText } from "../../src/review/html.ts";
 import { REVIEW_SCRIPT } from "../../src/review/script/index.ts";
 import { REVIEW_STYLES } from "../../src/review/styles.ts";
 import { summariseToolCall, summariseToolResult } from "../../src/review/tool-summary.ts";
 import { transcriptEntries } from "../../src/review/transcript.ts";
-import { costText, reviewStateKey, reviewView, terminalIsPolling } from "../../src/review/view.ts";
+import { costText, reviewView, terminalIsPolling } from "../../src/review/view.ts";
 import {
   fixtureEvent,
   fixtureEvents,

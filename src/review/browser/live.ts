@@ -1,4 +1,5 @@
 import { TERMINAL_POLL_WINDOW_MS } from "../../protocol/limits.ts";
+import { reviewStateKey } from "../../protocol/review-state.ts";
 import { REVIEW_POLL_INTERVAL_MS } from "../limits.ts";
 import { ApiError, callApi, errorMessage } from "./api.ts";
 import { renderComments, updateSelectionControls } from "./comments.ts";
@@ -23,17 +24,6 @@ interface FeedPage {
   has_more?: unknown;
 }
 
-/** Must match the server's `reviewStateKey` (view.ts): a change means the page is stale. */
-function stateKeyOf(session: PolledSession): string {
-  return [
-    session.status,
-    session.phase,
-    session.pending?.tool_use_id || "",
-    session.reject_count,
-    session.outcome?.kind || "",
-  ].join("|");
-}
-
 /** One poll: the session, then the events feed from the cursor; refreshes the page on change. */
 export async function tick(): Promise<void> {
   state.timer = 0;
@@ -51,7 +41,7 @@ export async function tick(): Promise<void> {
     if (Number.isFinite(serverNow)) state.clockSkewMs = serverNow - Date.now();
     const session = (await sessionRes.json()) as PolledSession;
     state.session = session;
-    let changed = state.needsRefresh || stateKeyOf(session) !== state.stateKey;
+    let changed = state.needsRefresh || reviewStateKey(session) !== state.stateKey;
     for (let page = 0; page < FEED_PAGES_PER_TICK; page++) {
       const after = state.cursor ? `&after_id=${encodeURIComponent(state.cursor)}` : "";
       const feed = (await (await callApi("GET", `/events?limit=1000${after}`)).json()) as FeedPage;
