@@ -15,7 +15,12 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: {
-                PLANPORT_TOKENS: "token-alice,token-bob",
+                // token-owner-0…15: owners with nothing stored yet, one per test that counts blobs.
+                PLANPORT_TOKENS: [
+                  "token-alice",
+                  "token-bob",
+                  ...Array.from({ length: 16 }, (_, i) => `token-owner-${i}`),
+                ].join(","),
                 PLANPORT_ALLOW_SCRIPTED: "true",
                 PLANPORT_PLANNER: "offline",
                 // Most suites make thousands of requests with one token; the rate-limit tests

@@ -1,5 +1,6 @@
 /**
- * Time limits for requests, as an AbortSignal backed by a plain timer.
+ * Time limits for requests, as an AbortSignal backed by a plain timer, and the one way an await
+ * that ignores its signal is made to end with it ({@link unlessAborted}).
  *
  * Not `AbortSignal.any([AbortSignal.timeout(ms), …])`: Node 20 holds the timeout signal weakly
  * inside `any`, so it can be garbage-collected before it fires and a request whose server
@@ -22,8 +23,10 @@ export interface TimeLimit {
 /**
  * @example
  * const limit = abortAfter(30_000, [userSignal]);
- * try { const res = await fetch(url, { signal: limit.signal }); await res.text(); }
- * finally { limit.clear(); }
+ * try {
+ *   const res = await fetch(url, { signal: limit.signal });
+ *   const bytes = await readBodyAtMost(res, 1024 * 1024, limit.signal);
+ * } finally { limit.clear(); }
  */
 export function abortAfter(
   ms: number,
@@ -61,4 +64,35 @@ export function abortAfter(
       for (const { parent, onAbort } of linked) parent.removeEventListener("abort", onAbort);
     },
   };
+}
+
+/**
+ * `promise`, unless `signal` aborts first: then a rejection with the signal's reason, at once.
+ * For awaits that do not themselves end when their signal does, such as a fetch body's
+ * `reader.read()` on Node 20 (docs/DESIGN.md "The client's requests"). `promise` is not
+ * cancelled; stop whatever it waits on separately (cancel the reader).
+ *
+ * @example
+ * const { done, value } = await unlessAborted(reader.read(), limit.signal);
+ */
+export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
+  });
 }

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { ErrorBodySchema } from "../src/protocol/index.ts";
+import { ErrorBodySchema, MissingBlobsSchema } from "../src/protocol/index.ts";
 import { ApiError } from "./api-error.ts";
 import { parseRetryAfter } from "./retry-after.ts";
 
@@ -52,8 +52,10 @@ export function errorFrom(res: Response, body: Uint8Array | null): ApiError {
   }
   const parsed = ErrorBodySchema.safeParse(parsedBody);
   if (parsed.success) {
+    const missing = MissingBlobsSchema.safeParse(parsedBody);
     return new ApiError(res.status, parsed.data.error.code, parsed.data.error.message, {
       retryAfterMs,
+      ...(missing.success && { missing: missing.data.missing }),
     });
   }
   const said = `the server answered ${res.status} ${res.statusText}`.trim();

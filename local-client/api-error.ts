@@ -13,15 +13,18 @@ import { retryWait } from "./retry-after.ts";
  */
 export class ApiError extends Error {
   readonly retryAfterMs: number | undefined;
+  /** `blobs_missing`: the blob ids the server lacks (docs/PROTOCOL.md "Incremental snapshots"). */
+  readonly missing: string[] | undefined;
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
-    options: { retryAfterMs?: number; cause?: unknown } = {},
+    options: { retryAfterMs?: number; cause?: unknown; missing?: string[] } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = "ApiError";
     this.retryAfterMs = options.retryAfterMs;
+    this.missing = options.missing;
   }
 }
 

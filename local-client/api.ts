@@ -1,10 +1,13 @@
 import type { z } from "zod";
 import {
+  type BlobsReceipt,
+  BlobsReceiptSchema,
   type CreateSession,
   type Decision,
   type FeedPage,
   FeedPageSchema,
   type Message,
+  MissingBlobsSchema,
   type PlanFile,
   PlanFileSchema,
   type Session,
@@ -14,7 +17,7 @@ import {
   type SnapshotReceipt,
   SnapshotReceiptSchema,
 } from "../src/protocol/index.ts";
-import { abortAfter } from "./abort-after.ts";
+import { abortAfter, unlessAborted } from "./abort-after.ts";
 import { errorFrom, parseBody } from "./api-answer.ts";
 import { ApiError } from "./api-error.ts";
 import { formatDuration } from "./duration.ts";
@@ -91,7 +94,9 @@ export function createApi(opts: ApiOptions) {
   /**
    * One request, its answer read whole (within `maxBytes`) under one time limit that is
    * cleared when the body is in: a server that sends headers and then trickles cannot hold a
-   * call longer than its timeout.
+   * call longer than its timeout. The limit's signal (the timer, the caller's signal, the
+   * API's) ends the fetch and every read of the body (response-body.ts): an aborted call
+   * always settles, at once (docs/DESIGN.md "The client's requests").
    */
   async function send(
     method: string,
@@ -104,17 +109,15 @@ export function createApi(opts: ApiOptions) {
     const limit = abortAfter(timeoutMs, [opts.signal, init.signal]);
     const what = `${method} ${path}`;
     try {
-      const res = await doFetch(`${base}${path}`, {
-        method,
-        headers,
-        body: init.body,
-        signal: limit.signal,
-      });
+      const res = await unlessAborted(
+        doFetch(`${base}${path}`, { method, headers, body: init.body, signal: limit.signal }),
+        limit.signal,
+      );
       if (!res.ok && !(method === "HEAD" && res.status === 404)) {
-        throw errorFrom(res, await readBodyAtMost(res, MAX_ERROR_BODY_BYTES));
+        throw errorFrom(res, await readBodyAtMost(res, MAX_ERROR_BODY_BYTES, limit.signal));
       }
       const maxBytes = init.maxBytes ?? MAX_JSON_RESPONSE_BYTES;
-      const body = await readBodyAtMost(res, maxBytes);
+      const body = await readBodyAtMost(res, maxBytes, limit.signal);
       if (body === null) {
         throw new ApiError(
           res.status,
@@ -166,8 +169,11 @@ export function createApi(opts: ApiOptions) {
     async healthz(signal?: AbortSignal): Promise<boolean> {
       const limit = abortAfter(HEALTHZ_TIMEOUT_MS, [opts.signal, signal]);
       try {
-        const res = await doFetch(`${base}/v1/healthz`, { signal: limit.signal });
-        await readBodyAtMost(res, MAX_ERROR_BODY_BYTES);
+        const res = await unlessAborted(
+          doFetch(`${base}/v1/healthz`, { signal: limit.signal }),
+          limit.signal,
+        );
+        await readBodyAtMost(res, MAX_ERROR_BODY_BYTES, limit.signal);
         return res.ok;
       } catch {
         return false;
@@ -179,6 +185,37 @@ export function createApi(opts: ApiOptions) {
     async snapshotExists(id: string): Promise<boolean> {
       const res = await send("HEAD", `/v1/snapshots/${encodeURIComponent(id)}`);
       return res.status === 200;
+    },
+
+    /** `POST /v1/blobs/missing`: which of `blobs` (at most 20,000) the server lacks. */
+    async missingBlobs(blobs: string[], call?: CallOptions): Promise<string[]> {
+      return (await json(MissingBlobsSchema, "POST", "/v1/blobs/missing", { blobs }, call)).missing;
+    },
+
+    /** `POST /v1/blobs`: a tar.gz of blobs, each entry named by its blob id. */
+    async uploadBlobs(bytes: Uint8Array, call?: CallOptions): Promise<BlobsReceipt> {
+      const res = await send("POST", "/v1/blobs", {
+        ...call,
+        body: arrayBufferBacked(bytes),
+        contentType: "application/gzip",
+        timeoutMs: UPLOAD_TIMEOUT_MS,
+      });
+      return parseBody(res, BlobsReceiptSchema, "POST /v1/blobs");
+    },
+
+    /**
+     * `POST /v1/snapshots/manifest`: commits a tree (gzip-compressed JSON, sent as
+     * application/gzip). A 409
+     * `blobs_missing` throws an ApiError whose `missing` lists the blobs to send.
+     */
+    async commitManifest(gzippedJson: Uint8Array, call?: CallOptions): Promise<SnapshotReceipt> {
+      const res = await send("POST", "/v1/snapshots/manifest", {
+        ...call,
+        body: arrayBufferBacked(gzippedJson),
+        contentType: "application/gzip",
+        timeoutMs: UPLOAD_TIMEOUT_MS,
+      });
+      return parseBody(res, SnapshotReceiptSchema, "POST /v1/snapshots/manifest");
     },
 
     async uploadSnapshot(bytes: Uint8Array): Promise<SnapshotReceipt> {

@@ -39,6 +39,7 @@ const PROVIDER_VARS = [
   "PLANPORT_ALLOW_SCRIPTED",
   "PLANPORT_MAX_TURNS",
   "PLANPORT_RETENTION_DAYS",
+  "PLANPORT_IDLE_DAYS",
 ] as const;
 
 export interface EmbeddedPaths {

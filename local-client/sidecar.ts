@@ -16,6 +16,12 @@ import type { PollErrorReason, PollProgress } from "./poll-error.ts";
 
 const SidecarSchema = z.object({
   session_id: z.string(),
+  /**
+   * `server` and `review_url` are what the poll ran with, a note for a person reading the file.
+   * Nothing reads them back: a resumed poll connects anew and prints the link of a fresh answer,
+   * which the server builds per request, so a worker that came back on another port is found
+   * (docs/DESIGN.md "Review links").
+   */
   server: z.string(),
   review_url: z.string().optional(),
   repo: z.string().optional(),

@@ -15,6 +15,12 @@ export interface TreeListing {
   paths: string[];
   /** Names that cannot be stored (not UTF-8, control characters, too long). */
   skipped: SkippedEntry[];
+  /**
+   * Blob ids git already knows for tracked regular files that are unchanged since git last
+   * looked (absent from `git diff-files`, one stage): their content need not be read or hashed
+   * (docs/DESIGN.md "Incremental snapshots"). Empty outside git.
+   */
+  indexed: Map<string, string>;
 }
 
 /** `git ls-files` output can be large on big trees (20,000 paths ≈ 1 MB); allow plenty. */
@@ -33,8 +39,13 @@ const lenientUtf8 = new TextDecoder("utf-8");
  * const { source, paths } = await listTree("/home/me/project"); // "git", ["README.md", …]
  */
 export async function listTree(root: string): Promise<TreeListing> {
-  if (!(await insideGitWorkTree(root))) return { source: "folder", ...(await walkFolder(root)) };
-  const output = await git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]);
+  if (!(await insideGitWorkTree(root))) {
+    return { source: "folder", ...(await walkFolder(root)), indexed: new Map() };
+  }
+  const [output, indexed] = await Promise.all([
+    git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]),
+    unchangedBlobIds(root),
+  ]);
   const paths = new Set<string>();
   const skipped: SkippedEntry[] = [];
   let start = 0;
@@ -64,7 +75,52 @@ export async function listTree(root: string): Promise<TreeListing> {
     // Unmerged paths are listed once per conflict stage.
     paths.add(path);
   }
-  return { source: "git", paths: [...paths], skipped };
+  return { source: "git", paths: [...paths], skipped, indexed };
+}
+
+/**
+ * path → blob id for tracked regular files (mode 100644/100755, stage 0) that `git diff-files`
+ * does not report as changed. git compares stat data, and the content of a file whose stat data
+ * cannot be trusted (the "racy git" case), so an id here is the id of the file as it is. Only
+ * the answers of git itself are used; a path git lists oddly is simply not in the map (its file
+ * is read and hashed instead).
+ */
+async function unchangedBlobIds(root: string): Promise<Map<string, string>> {
+  const [stage, changed] = await Promise.all([
+    git(root, ["ls-files", "-z", "--stage"]),
+    git(root, ["diff-files", "-z", "--name-only", "--relative"]),
+  ]);
+  const dirty = new Set<string>();
+  for (const raw of splitNul(changed)) dirty.add(lenientUtf8.decode(raw));
+  const ids = new Map<string, string>();
+  const seen = new Set<string>();
+  for (const raw of splitNul(stage)) {
+    const line = lenientUtf8.decode(raw);
+    const tab = line.indexOf("\t");
+    const match = /^(100644|100755) ([0-9a-f]{40}) ([0-3])$/.exec(line.slice(0, tab));
+    const path = line.slice(tab + 1);
+    if (tab === -1) continue;
+    if (seen.has(path)) {
+      ids.delete(path); // unmerged: several stages
+      continue;
+    }
+    seen.add(path);
+    if (match === null || match[3] !== "0" || dirty.has(path)) continue;
+    ids.set(path, match[2] as string);
+  }
+  return ids;
+}
+
+function splitNul(output: Buffer): Buffer[] {
+  const parts: Buffer[] = [];
+  let start = 0;
+  while (start < output.byteLength) {
+    let end = output.indexOf(0, start);
+    if (end === -1) end = output.byteLength;
+    if (end > start) parts.push(output.subarray(start, end));
+    start = end + 1;
+  }
+  return parts;
 }
 
 /** True inside a git work tree; false when git is missing or the folder is not in a repository. */

@@ -7,6 +7,7 @@ import {
   type SkippedEntry,
   SNAPSHOT_MAX_FILE_BYTES,
 } from "../src/protocol/index.ts";
+import { gitBlobId } from "./blob-id.ts";
 import { SnapshotError } from "./snapshot-error.ts";
 import { openPacker } from "./snapshot-pack.ts";
 import { listTree } from "./snapshot-tree.ts";
@@ -20,8 +21,12 @@ import { listTree } from "./snapshot-tree.ts";
 export { SnapshotError } from "./snapshot-error.ts";
 
 export interface SnapshotProgress {
-  /** `scanning`: looking at each listed path; `packing`: reading and packing the kept files. */
-  phase: "scanning" | "packing";
+  /**
+   * `scanning`: looking at each listed path; `packing`: reading and packing the kept files;
+   * `hashing`: reading the files git has no id for; `uploading`: sending the blobs the server
+   * lacks (counted in files).
+   */
+  phase: "scanning" | "packing" | "hashing" | "uploading";
   done: number;
   total: number;
 }
@@ -101,6 +106,87 @@ export async function buildSnapshot(
   return { id, bytes, files, skipped };
 }
 
+/** One file of a collected tree: its path, its blob id, and whether git supplied the id. */
+export interface TreeFile {
+  path: string;
+  blob: string;
+  /** True when the id came from git's index (the file was not read). */
+  fromIndex: boolean;
+}
+
+/** The tree as the incremental upload sees it (docs/DESIGN.md "Incremental snapshots"). */
+export interface CollectedTree {
+  root: string;
+  /** Sorted by path. */
+  files: TreeFile[];
+  /** Sorted by path. */
+  skipped: SkippedEntry[];
+  /** Blob ids of tracked files skipped as binary (known before, or found by the upload). */
+  binary: Set<string>;
+}
+
+export interface CollectOptions extends BuildSnapshotOptions {
+  /**
+   * Blob ids of tracked files found binary before (by an earlier upload): a file git still has
+   * one of these ids for is skipped as binary again without being read.
+   */
+  knownBinary?: ReadonlySet<string>;
+}
+
+/**
+ * Collects the tree at `root` with the same rules as {@link buildSnapshot}, as blob ids: a
+ * tracked file git reports unchanged takes git's id without being read; every other file is
+ * read, checked (text, at most 1 MiB) and hashed. Nothing is kept in memory but the ids.
+ *
+ * @example
+ * const tree = await collectTree(process.cwd());
+ * tree.files[0] // { path: "README.md", blob: "e69de29b…", fromIndex: true }
+ */
+export async function collectTree(
+  root: string,
+  options: CollectOptions = {},
+): Promise<CollectedTree> {
+  const base = resolve(root);
+  await requireFolder(base);
+  const report = progressReporter(options.onProgress);
+  const listing = await listTree(base);
+  const skipped = [...listing.skipped];
+  const signal = options.signal;
+  signal?.throwIfAborted();
+  const candidates = await scan(base, listing.paths, skipped, signal, (done) =>
+    report("scanning", done, listing.paths.length),
+  );
+  candidates.sort((a, b) => comparePaths(a.path, b.path));
+  const files: TreeFile[] = [];
+  const binary = new Set<string>();
+  const toRead: Candidate[] = [];
+  for (const { path } of candidates) {
+    const blob = listing.indexed.get(path);
+    if (blob === undefined) toRead.push({ path });
+    else if (options.knownBinary?.has(blob)) {
+      binary.add(blob);
+      skipped.push({ path, reason: "binary" });
+    } else files.push({ path, blob, fromIndex: true });
+  }
+  await readInOrder(base, toRead, signal, async (path, outcome, done) => {
+    if (outcome.kind === "text")
+      files.push({ path, blob: gitBlobId(outcome.content), fromIndex: false });
+    else if (outcome.kind === "skip") skipped.push({ path, reason: outcome.reason });
+    report("hashing", done, toRead.length);
+  });
+  files.sort((a, b) => comparePaths(a.path, b.path));
+  skipped.sort((a, b) => comparePaths(a.path, b.path));
+  return { root: base, files, skipped, binary };
+}
+
+/**
+ * Reads one file of a collected tree again, to upload it: its bytes when it is still text of
+ * at most 1 MiB, else why it must be skipped now (or `gone`).
+ */
+export function readTreeFile(root: string, path: string): ReadOutcome {
+  return readCandidate(join(root, path));
+}
+
 async function requireFolder(path: string): Promise<void> {
   const info = await stat(path).catch(() => null);
   if (info === null || !info.isDirectory()) {
@@ -155,7 +241,7 @@ function look(
   return info.size > SNAPSHOT_MAX_FILE_BYTES ? "too_large" : "file";
 }
 
-type ReadOutcome =
+export type ReadOutcome =
   | { kind: "text"; content: Uint8Array }
   | { kind: "skip"; reason: "binary" | "too_large" | "unreadable" }
   | { kind: "gone" };

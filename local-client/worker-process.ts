@@ -5,6 +5,7 @@ import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { abortAfter } from "./abort-after.ts";
+import { readBodyAtMost } from "./response-body.ts";
 
 /**
  * Runs the planport worker in wrangler's local runtime (`wrangler dev`): the embedded default
@@ -190,7 +191,9 @@ async function waitUntilHealthy(url: string, child: ChildProcess): Promise<void>
     const limit = abortAfter(2_000);
     try {
       const res = await fetch(`${url}/v1/healthz`, { signal: limit.signal });
-      await res.arrayBuffer();
+      // Read under the same signal: Node's fetch can leave a body read pending after an abort
+      // (docs/DESIGN.md "The client's requests").
+      await readBodyAtMost(res, 64 * 1024, limit.signal);
       if (res.ok) return;
     } catch {
       // Not listening yet.

@@ -14,12 +14,19 @@ import { err, ok, PLANNER_NAMES, type PlannerName, type Result } from "./protoco
 export const DEFAULT_MAX_TURNS = 50;
 /** Days an archived or ended session is kept. */
 export const DEFAULT_RETENTION_DAYS = 7;
+/** Days without activity after which a session that never ended is archived (DESIGN.md "Retention"). */
+export const DEFAULT_IDLE_DAYS = 30;
 
 export interface WorkerConfig {
   planner: PlannerName;
   allowScripted: boolean;
   maxTurns: number;
   retentionMs: number;
+  /**
+   * PLANPORT_IDLE_DAYS: a session that never ended is archived after this long without activity
+   * (DESIGN.md "Retention"), then purged like any archived session.
+   */
+  idleMs: number;
   rateLimits: boolean;
   /** Base of absolute links (origin + path prefix, no trailing slash), or null: the request's. */
   publicUrl: string | null;
@@ -63,6 +70,7 @@ export interface ConfigVars {
   PLANPORT_ALLOW_SCRIPTED?: string;
   PLANPORT_MAX_TURNS?: string;
   PLANPORT_RETENTION_DAYS?: string;
+  PLANPORT_IDLE_DAYS?: string;
   PLANPORT_RATE_LIMITS?: string;
   PLANPORT_PUBLIC_URL?: string;
   PLANPORT_MODEL_TIMEOUT_MS?: string;
@@ -104,6 +112,12 @@ export function readConfig(vars: ConfigVars): Result<WorkerConfig, string> {
       retentionMs: Math.round(
         number(vars, "PLANPORT_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, { min: 0, max: 3_650 }) *
           MS_PER_DAY,
+      ),
+      idleMs: Math.max(
+        1,
+        Math.round(
+          positiveNumber(vars, "PLANPORT_IDLE_DAYS", DEFAULT_IDLE_DAYS, 3_650) * MS_PER_DAY,
+        ),
       ),
       rateLimits: oneOf(vars, "PLANPORT_RATE_LIMITS", ["on", "off"], "on") === "on",
       publicUrl: publicUrl(vars.PLANPORT_PUBLIC_URL),
@@ -159,6 +173,7 @@ const KEYS: readonly (keyof ConfigVars)[] = [
   "PLANPORT_ALLOW_SCRIPTED",
   "PLANPORT_MAX_TURNS",
   "PLANPORT_RETENTION_DAYS",
+  "PLANPORT_IDLE_DAYS",
   "PLANPORT_RATE_LIMITS",
   "PLANPORT_PUBLIC_URL",
   "PLANPORT_MODEL_TIMEOUT_MS",
@@ -215,6 +230,22 @@ function number(
   const n = Number(value);
   if (!Number.isFinite(n) || n < range.min || n > range.max) {
     refuse(name, value, `a number from ${range.min} to ${range.max}`);
+  }
+  return n;
+}
+
+/** A number above 0 (0 itself is refused: "archive at once" is no idle time) up to `max`. */
+function positiveNumber(
+  vars: ConfigVars,
+  name: keyof ConfigVars,
+  fallback: number,
+  max: number,
+): number {
+  const value = raw(vars, name);
+  if (value === null) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || n > max) {
+    refuse(name, value, `a number of days above 0 and at most ${max}`);
   }
   return n;
 }

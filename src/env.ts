@@ -15,6 +15,8 @@ export interface Env extends PlannerEnv {
   PLANPORT_TOKENS?: string;
   PLANPORT_PLANNER?: string;
   PLANPORT_RETENTION_DAYS?: string;
+  /** Days without activity before a session that never ended is archived (default 30). */
+  PLANPORT_IDLE_DAYS?: string;
   PLANPORT_MAX_TURNS?: string;
   /** "true" lets sessions use the `scripted` planner (tests, replays). */
   PLANPORT_ALLOW_SCRIPTED?: string;

@@ -12,7 +12,9 @@ import {
   removeSidecar,
   saveSidecar,
 } from "../sidecar.ts";
-import { buildSnapshot, type SnapshotBuild } from "../snapshot.ts";
+import type { CollectedTree, SnapshotProgress } from "../snapshot.ts";
+import type { SentSnapshot } from "../snapshot-send.ts";
+import { collectRepository, uploadRepository } from "../snapshot-upload.ts";
 import { errorText, pollErrorText } from "./advice.ts";
 import { type Connection, connect } from "./connection.ts";
 import { EXIT, exitCodeForError, exitCodeForReason } from "./exit-codes.ts";
@@ -65,12 +67,11 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
     const connecting = connect(flags, { ...reporter, signal: interrupt.signal });
     connecting.catch(() => {});
     reporter.status(`snapshotting ${settings.repoRoot}…`);
-    let snapshot: SnapshotBuild;
+    const onProgress = ({ phase, done, total }: SnapshotProgress) =>
+      reporter.status(`snapshot: ${phase} ${done}/${total} files`);
+    let tree: CollectedTree;
     try {
-      snapshot = await buildSnapshot(settings.repoRoot, {
-        onProgress: ({ phase, done, total }) =>
-          reporter.status(`snapshot: ${phase} ${done}/${total} files`),
-      });
+      tree = await collectRepository(settings.repoRoot, { onProgress, signal: interrupt.signal });
     } catch (err) {
       await (await connecting.catch(() => null))?.release();
       throw err;
@@ -78,15 +79,11 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
     conn = await connecting;
     const api = conn.api;
     if (interrupt.signal.aborted) return interruptedEarly(reporter);
-    if (snapshot.skipped.length > 0) {
-      reporter.note(
-        `snapshot: ${snapshot.files} files, ${snapshot.skipped.length} skipped (binary, too large or unreadable)`,
-      );
-    }
-    if (!(await withRetry(() => api.snapshotExists(snapshot.id), interrupt.signal))) {
-      reporter.status(`uploading the snapshot (${formatBytes(snapshot.bytes.byteLength)})…`);
-      await withRetry(() => api.uploadSnapshot(snapshot.bytes), interrupt.signal);
-    }
+    const snapshot = await uploadRepository(api, conn, tree, {
+      onProgress,
+      signal: interrupt.signal,
+    });
+    reporter.note(snapshotNote(snapshot));
     const request = {
       prompt: task,
       snapshot_id: snapshot.id,
@@ -251,6 +248,25 @@ function failEarly(
     rejectCount: 0,
   });
   return code;
+}
+
+/**
+ * What the snapshot cost, for the terminal: files, skips, and what was sent.
+ *
+ * @example snapshotNote(sent) // "snapshot: 10,000 files; sent 1 new file (2.1 KiB)"
+ */
+export function snapshotNote(sent: SentSnapshot): string {
+  const files = `snapshot: ${sent.files.toLocaleString("en-US")} files`;
+  const skipped =
+    sent.skipped.length > 0
+      ? `, ${sent.skipped.length.toLocaleString("en-US")} skipped (binary, too large or unreadable)`
+      : "";
+  const cost = sent.reused
+    ? "unchanged, nothing sent"
+    : sent.blobsSent === 0
+      ? `every file already on the server; sent the file list (${formatBytes(sent.sentBytes)})`
+      : `sent ${sent.blobsSent.toLocaleString("en-US")} new or changed ${sent.blobsSent === 1 ? "file" : "files"} (${formatBytes(sent.sentBytes)})`;
+  return `${files}${skipped}; ${cost}`;
 }
 
 function formatBytes(n: number): string {

@@ -1,10 +1,9 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { withRetry } from "../api.ts";
 import { UsageError } from "../errors.ts";
 import { ExitPlanModeScanner } from "../scanner.ts";
 import { saveSidecar } from "../sidecar.ts";
-import { buildSnapshot } from "../snapshot.ts";
+import { collectRepository, uploadRepository } from "../snapshot-upload.ts";
 import type { ConnectionHolder } from "./connection.ts";
 import { errorResult } from "./errors.ts";
 import { planStartedText, type ToolText, toolText } from "./texts.ts";
@@ -46,11 +45,10 @@ export async function startPlan(
     // The embedded worker (if needed) starts while the snapshot is being built.
     const connecting = ctx.connection.get();
     connecting.catch(() => {});
-    const snapshot = await buildSnapshot(root);
-    const { api, server } = await connecting;
-    if (!(await withRetry(() => api.snapshotExists(snapshot.id), ctx.signal))) {
-      await withRetry(() => api.uploadSnapshot(snapshot.bytes), ctx.signal);
-    }
+    const tree = await collectRepository(root, { signal: ctx.signal, env: ctx.env });
+    const conn = await connecting;
+    const { api, server } = conn;
+    const snapshot = await uploadRepository(api, conn, tree, { signal: ctx.signal, env: ctx.env });
     // Not retried: creating twice would start two sessions.
     const session = await api.createSession({
       prompt: args.task,

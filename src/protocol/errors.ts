@@ -15,6 +15,8 @@ export type ErrorCode =
   | "feedback_required"
   | "unknown_question"
   | "unknown_snapshot"
+  | "invalid_manifest"
+  | "blobs_missing"
   | "planner_unavailable"
   | "variant_unavailable"
   | "not_pending"

@@ -13,4 +13,5 @@ export * from "./requests.ts";
 export * from "./result.ts";
 export * from "./review-state.ts";
 export * from "./session.ts";
+export * from "./snapshot-manifest.ts";
 export * from "./snapshot-rules.ts";

@@ -24,8 +24,9 @@ export function requestStep(sql: SqlStorage, nowMs: number): void {
  * Archives the session: closes any wait, writes the one `result/archived` event, keeps a
  * teleport or approval outcome (else records `terminated`), stops the loop and sets the purge
  * time. Archiving an archived session changes nothing (the caller answers with its state).
- * `subtype` is the terminated outcome's: `archived` (stopped), or `superseded` (a sibling of its
- * best-of-N group was chosen; groups.ts).
+ * `subtype` is the terminated outcome's: `archived` (stopped, or idle for too long), or
+ * `superseded` (a sibling of its best-of-N group was chosen; groups.ts). `message`, when given,
+ * says why on the `result/archived` event (the idle archive: DESIGN.md "Retention").
  */
 export function archiveSession(
   sql: SqlStorage,
@@ -33,12 +34,21 @@ export function archiveSession(
   nowMs: number,
   retentionMs: number,
   subtype: "archived" | "superseded" = "archived",
+  message: string | null = null,
 ): void {
   if (row.archived_at !== null) return;
   closeAnyWait(sql, nowMs);
   appendEvents(
     sql,
-    [{ type: "result", subtype: "archived", is_error: false, num_turns: countTurns(sql) }],
+    [
+      {
+        type: "result",
+        subtype: "archived",
+        is_error: false,
+        num_turns: countTurns(sql),
+        ...(message === null ? {} : { message }),
+      },
+    ],
     nowMs,
   );
   updateRow(sql, {
@@ -50,6 +60,34 @@ export function archiveSession(
     updated_at: nowMs,
   });
 }
+
+/**
+ * Archives a session that never ended and saw no activity for `idleMs` (DESIGN.md "Retention"):
+ * exactly as a stop does (outcome `terminated/archived` unless a decision came first, purge on
+ * the usual retention), with a `message` on the `result/archived` event saying why.
+ */
+export function archiveIdleSession(
+  sql: SqlStorage,
+  row: SessionRow,
+  nowMs: number,
+  retentionMs: number,
+  idleMs: number,
+): void {
+  archiveSession(sql, row, nowMs, retentionMs, "archived", idleArchiveMessage(idleMs));
+}
+
+/**
+ * The sentence on an idle session's `result/archived` event.
+ *
+ * @example idleArchiveMessage(30 * 86_400_000)
+ * // "Archived after 30 days without activity (PLANPORT_IDLE_DAYS); start a new session to continue."
+ */
+export function idleArchiveMessage(idleMs: number): string {
+  const days = Number((idleMs / MS_PER_DAY).toFixed(3));
+  return `Archived after ${days} ${days === 1 ? "day" : "days"} without activity (PLANPORT_IDLE_DAYS); start a new session to continue.`;
+}
+
+const MS_PER_DAY = 86_400_000;
 
 /**
  * Ends the session with an error result and a readable message. An approval or teleport that

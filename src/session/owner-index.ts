@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
-import { deleteSnapshot } from "../snapshot/index.ts";
+import type { ManifestFile, SkippedEntry } from "../protocol/index.ts";
+import type { CommitOutcome, NewBlob } from "../snapshot/index.ts";
+import { BLOB_STORE_MIGRATIONS, blobStoreStats } from "./blob-store.ts";
 import {
   choiceOf,
   claimChoice,
@@ -19,11 +21,13 @@ import {
 } from "./group-choices.ts";
 import { supersedeSiblings } from "./groups.ts";
 import { sessionStub } from "./sessions.ts";
+import { SnapshotRegistry } from "./snapshot-registry.ts";
 
 /**
  * One Durable Object per owner (`OWNERS.idFromName(owner)`): the owner's session ids, newest
  * first (ids sort by creation time), and which snapshot each uses, so retention deletes a
- * snapshot from R2 only when no session of the owner still needs it; and the best-of-N groups,
+ * snapshot from R2 only when no session of the owner still needs it; the owner's blobs and
+ * snapshots (snapshot-registry.ts: which blob is where, which snapshots use it); and the best-of-N groups,
  * of which it is the arbiter (groups.ts: which session of a group was chosen, and the archiving
  * of the others). Chosen over D1: no
  * provisioning or migration command, identical under `wrangler dev` and in production,
@@ -44,6 +48,7 @@ const MIGRATIONS = [
     PRIMARY KEY (owner, snapshot_id)
   )`,
   ...GROUP_INDEX_MIGRATIONS,
+  ...BLOB_STORE_MIGRATIONS,
 ];
 
 const ORPHAN_RETRY_MS = 3_600_000;
@@ -53,15 +58,17 @@ export interface SessionIdPage {
   hasMore: boolean;
 }
 
-/** Why a session could not be registered: its group already chose another session's plan. */
-export interface GroupClosed {
-  chosen: string;
-}
+/**
+ * Why a session could not be registered: its group already chose another session's plan, or
+ * its snapshot is not stored (never uploaded, or being purged).
+ */
+export type NotRegistered = { chosen: string } | { unknownSnapshot: true };
 
 export class OwnerIndex extends DurableObject<Env> {
   /** Milliseconds since the epoch. A seam: tests move it to reach the arbiter's checks. */
   clock: () => number = () => Date.now();
   private readonly sql: SqlStorage;
+  private readonly snapshots: SnapshotRegistry;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -69,6 +76,42 @@ export class OwnerIndex extends DurableObject<Env> {
     ctx.storage.transactionSync(() => {
       for (const statement of MIGRATIONS) this.sql.exec(statement);
     });
+    this.snapshots = new SnapshotRegistry(
+      ctx.storage,
+      env.SNAPSHOTS,
+      () => this.clock(),
+      (at) => this.setAlarmBy(at),
+    );
+  }
+
+  /** The ids among `ids` this owner has not stored (docs/PROTOCOL.md "Incremental snapshots"). */
+  missingBlobs(ids: string[]): string[] {
+    return this.snapshots.missingBlobs(ids);
+  }
+
+  /** Records uploaded blobs; answers how many were new. */
+  addBlobs(blobs: NewBlob[]): Promise<{ stored: number; bytes: number }> {
+    return this.snapshots.addBlobs(blobs);
+  }
+
+  /** Commits a tree of stored blobs as a snapshot of `owner`, writing its index. */
+  commitSnapshot(
+    owner: string,
+    id: string,
+    files: ManifestFile[],
+    skipped: SkippedEntry[],
+  ): Promise<CommitOutcome> {
+    return this.snapshots.commitSnapshot(owner, id, files, skipped);
+  }
+
+  /** True when `owner` has the snapshot and a session may start on it. */
+  hasSnapshot(owner: string, id: string): Promise<boolean> {
+    return this.snapshots.hasSnapshot(owner, id);
+  }
+
+  /** Blob counts (tests and benchmarks). */
+  blobStats(): { blobs: number; unused: number; packs: number } {
+    return blobStoreStats(this.sql);
   }
 
   /**
@@ -76,13 +119,19 @@ export class OwnerIndex extends DurableObject<Env> {
    * its best-of-N group when it has one. Answers null, or (nothing registered) the session a
    * group already chose.
    */
-  add(
+  async add(
     sessionId: string,
     snapshotId: string | null,
     createdAtMs: number,
     group: string | null = null,
-  ): GroupClosed | null {
+    owner = "",
+  ): Promise<NotRegistered | null> {
+    if (snapshotId !== null) await this.snapshots.adoptLegacy(owner, snapshotId);
     return this.ctx.storage.transactionSync(() => {
+      // In the same transaction as the registration: a purge cannot start in between.
+      if (snapshotId !== null && !this.snapshots.claimForSession(snapshotId)) {
+        return { unknownSnapshot: true as const };
+      }
       if (group !== null) {
         const chosen = joinGroup(this.sql, group, sessionId);
         if (chosen !== null) return { chosen };
@@ -204,21 +253,20 @@ export class OwnerIndex extends DurableObject<Env> {
     });
     const snapshotId = row?.snapshot_id ?? null;
     if (snapshotId === null) return;
-    const stillUsed =
-      this.sql.exec("SELECT 1 FROM sessions WHERE snapshot_id = ? LIMIT 1", snapshotId).toArray()
-        .length > 0;
-    if (stillUsed) return;
-    this.sql.exec(
-      "INSERT OR IGNORE INTO orphan_snapshots (owner, snapshot_id) VALUES (?, ?)",
-      owner,
-      snapshotId,
-    );
-    await this.deleteOrphans();
+    const unused = this.ctx.storage.transactionSync(() => {
+      const stillUsed =
+        this.sql.exec("SELECT 1 FROM sessions WHERE snapshot_id = ? LIMIT 1", snapshotId).toArray()
+          .length > 0;
+      if (!stillUsed) this.snapshots.markUnused(owner, snapshotId);
+      return !stillUsed;
+    });
+    if (unused) await this.deleteOrphans();
   }
 
   override async alarm(): Promise<void> {
     await this.checkChoices();
     await this.deleteOrphans();
+    await this.snapshots.collectGarbage();
   }
 
   /**
@@ -272,17 +320,9 @@ export class OwnerIndex extends DurableObject<Env> {
       .toArray();
     let failed = false;
     for (const { owner, snapshot_id } of orphans) {
-      // A session created meanwhile may use it again.
-      const used =
-        this.sql.exec("SELECT 1 FROM sessions WHERE snapshot_id = ? LIMIT 1", snapshot_id).toArray()
-          .length > 0;
       try {
-        if (!used) await deleteSnapshot(this.env.SNAPSHOTS, owner, snapshot_id);
-        this.sql.exec(
-          "DELETE FROM orphan_snapshots WHERE owner = ? AND snapshot_id = ?",
-          owner,
-          snapshot_id,
-        );
+        // Revived by a session created meanwhile, it is left alone (snapshot-registry.ts).
+        await this.snapshots.purge(owner, snapshot_id);
       } catch (err) {
         failed = true;
         console.error(`planport: deleting snapshot ${snapshot_id} failed; retrying later`, err);

@@ -120,8 +120,8 @@ const MIGRATIONS: readonly (readonly MigrationStep[])[] = [
   ],
   [
     // Webhooks (DESIGN.md "Webhooks"): what receivers were last told (one row), and the outbox.
-    // `origin` is the request's at creation, the base of the review link when
-    // PLANPORT_PUBLIC_URL is not set.
+    // `origin` is the base of the review link when PLANPORT_PUBLIC_URL is not set: the
+    // request's at creation, then that of the owner's latest request (DESIGN.md "Review links").
     `CREATE TABLE webhook_state (
       id INTEGER PRIMARY KEY CHECK (id = 1),
       origin TEXT NOT NULL,

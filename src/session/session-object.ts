@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { configOf } from "../config.ts";
+import { cachedConfig, configOf } from "../config.ts";
 import type { Env } from "../env.ts";
 import { step } from "../planner/loop.ts";
 import type { SessionPort, SnapshotFiles, StepResult } from "../planner/port.ts";
@@ -15,7 +15,7 @@ import type {
 import { fail, ok } from "../protocol/index.ts";
 import { openSnapshot } from "../snapshot/index.ts";
 import { admits, type Identity, readIdentity } from "./access.ts";
-import { restoreAlarm, scheduleAlarm } from "./alarm.ts";
+import { idleDueAt, restoreAlarm, scheduleAlarm } from "./alarm.ts";
 import { feedPage, listEvents } from "./event-log.ts";
 import {
   afterDecision,
@@ -26,7 +26,7 @@ import {
   supersedeSession,
 } from "./groups.ts";
 import { eventSeq } from "./ids.ts";
-import { archiveSession } from "./lifecycle.ts";
+import { archiveIdleSession, archiveSession } from "./lifecycle.ts";
 import { failedStep, followStep } from "./loop-driver.ts";
 import { postMessage } from "./messages.ts";
 import { type NewSession, writeNewSession } from "./new-session.ts";
@@ -53,6 +53,8 @@ import {
   dropDelivery,
   dueDeliveries,
   nextDeliveryAt,
+  readAnnounced,
+  rememberOrigin,
   settleAttempt,
 } from "./webhooks-outbox.ts";
 import { originOf, sendWebhook, type WebhookFetch } from "./webhooks-send.ts";
@@ -117,6 +119,8 @@ export class SessionObject extends DurableObject<Env> {
   private identity: Identity | null | undefined;
   /** The latest bearer-token poll, exact (the stored one may be up to 10 s older). */
   private terminalPolledAt: number | null = null;
+  /** The link base last stored for webhooks (see {@link rememberOrigin}); undefined: not yet. */
+  private storedOrigin: string | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -124,7 +128,11 @@ export class SessionObject extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(async () => {
       if (!hasSchema(this.sql)) return;
       ctx.storage.transactionSync(() => migrate(this.sql));
-      await restoreAlarm(ctx.storage, readRow(this.sql), nextDeliveryAt(this.sql));
+      // A bad PLANPORT_IDLE_DAYS is the API's to report (500 server_misconfigured); starting
+      // the object must not fail on it, so the idle clock waits until the setting is fixed.
+      const config = cachedConfig(env);
+      const idleMs = config.ok ? config.value.idleMs : null;
+      await restoreAlarm(ctx.storage, readRow(this.sql), nextDeliveryAt(this.sql), idleMs);
     });
   }
 
@@ -151,6 +159,7 @@ export class SessionObject extends DurableObject<Env> {
   /** The session as the API shows it. */
   get(access: Access, origin: string): SessionResult<Session> {
     if (this.allowedRow(access) === null) return NOT_FOUND;
+    this.rememberOrigin(access, origin);
     return this.view(origin);
   }
 
@@ -240,9 +249,10 @@ export class SessionObject extends DurableObject<Env> {
   async message(access: Access, body: Message, origin: string): Promise<SessionResult<Session>> {
     const row = this.allowedRow(access);
     if (row === null) return NOT_FOUND;
-    const result = this.ctx.storage.transactionSync(() =>
-      this.announcing(postMessage(this.sql, row, body, this.clock())),
-    );
+    const result = this.ctx.storage.transactionSync(() => {
+      this.rememberOrigin(access, origin);
+      return this.announcing(postMessage(this.sql, row, body, this.clock()));
+    });
     if (!result.ok) return result;
     await this.scheduleAlarm();
     return this.view(origin);
@@ -262,15 +272,16 @@ export class SessionObject extends DurableObject<Env> {
     // Read again: other requests may have changed the session while the claim was made.
     const row = readRow(this.sql);
     if (row === null) return NOT_FOUND;
-    const result = this.ctx.storage.transactionSync(() =>
-      this.announcing(
+    const result = this.ctx.storage.transactionSync(() => {
+      this.rememberOrigin(access, origin);
+      return this.announcing(
         recordDecision(this.sql, row, body, {
           nowMs: this.clock(),
           terminalPolledAt: latest(this.terminalPolledAt, row.terminal_polled_at),
           retentionMs: this.retentionMs(),
         }),
-      ),
-    );
+      );
+    });
     if (result.ok) await this.scheduleAlarm();
     if (claim.value?.kind === "won") {
       // Durable before the arbiter hears of it: superseding the siblings of a decision that a
@@ -314,6 +325,7 @@ export class SessionObject extends DurableObject<Env> {
     const row = this.allowedRow(access);
     if (row === null) return NOT_FOUND;
     this.ctx.storage.transactionSync(() => {
+      this.rememberOrigin(access, origin);
       archiveSession(this.sql, row, this.clock(), this.retentionMs());
       this.announce();
     });
@@ -335,10 +347,11 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   /**
-   * The one alarm: purge when retention is due, else the webhook deliveries that are due and
-   * the loop step or the AFK wake. Deliveries are started, not awaited: the step runs beside
-   * them, and the alarm ends when the step does, so a slow or dead receiver never delays the
-   * planning (an alarm that ran on would hold back the next one, i.e. the next step).
+   * The one alarm: purge when retention is due, else the idle archive when the session saw no
+   * activity for PLANPORT_IDLE_DAYS, the webhook deliveries that are due, and the loop step or
+   * the AFK wake. Deliveries are started, not awaited: the step runs beside them, and the alarm
+   * ends when the step does, so a slow or dead receiver never delays the planning (an alarm
+   * that ran on would hold back the next one, i.e. the next step).
    */
   override async alarm(): Promise<void> {
     const row = hasSchema(this.sql) ? readRow(this.sql) : null;
@@ -355,12 +368,33 @@ export class SessionObject extends DurableObject<Env> {
       await this.ctx.storage.setAlarm(Math.max(now, nextDeliveryAt(this.sql) ?? now));
       return;
     }
+    const archivedIdle = this.archiveIfIdle(row, now);
     this.startDeliveries(now);
     const stepDue = row.step_due_at !== null && row.step_due_at <= now;
     const afkDue =
       row.afk_due_at !== null && row.afk_due_at <= now && pendingWait(this.sql) !== null;
-    if (!hasEnded(row) && (stepDue || afkDue)) await this.runStep(row.wake_seq, afkDue);
+    if (!archivedIdle && !hasEnded(row) && (stepDue || afkDue)) {
+      await this.runStep(row.wake_seq, afkDue);
+    }
     await this.scheduleAlarm();
+  }
+
+  /**
+   * Archives the session when it is idle (DESIGN.md "Retention"); true when it did. A terminal
+   * poll moves the idle time without setting the alarm (a poll stays free of that write), so
+   * an alarm set for an idle time that a poll has since moved finds nothing due and is set
+   * again for the new one.
+   */
+  private archiveIfIdle(row: SessionRow, now: number): boolean {
+    const { idleMs } = configOf(this.env);
+    const polled = latest(this.terminalPolledAt, row.terminal_polled_at);
+    const due = idleDueAt({ ...row, terminal_polled_at: polled }, idleMs);
+    if (due === null || due > now) return false;
+    this.ctx.storage.transactionSync(() => {
+      archiveIdleSession(this.sql, row, now, this.retentionMs(), idleMs);
+      this.announce();
+    });
+    return true;
   }
 
   private async runStep(wakeSeqAtStart: number, afkDue: boolean): Promise<void> {
@@ -432,6 +466,18 @@ export class SessionObject extends DurableObject<Env> {
     announceChanges(this.sql, this.clock(), this.webhookTarget());
   }
 
+  /**
+   * Keeps the base of later webhooks' review links at the origin of the owner's latest request
+   * (webhooks-outbox.ts `rememberOrigin`; DESIGN.md "Webhooks"). Writes only when it changed.
+   */
+  private rememberOrigin(access: Access, origin: string): void {
+    if (access.kind !== "owner" || origin === "") return;
+    this.storedOrigin ??= readAnnounced(this.sql)?.origin;
+    if (origin === this.storedOrigin) return;
+    rememberOrigin(this.sql, origin);
+    this.storedOrigin = origin;
+  }
+
   /** {@link announce} after a change that succeeded; the result passes through. */
   private announcing<T extends { ok: boolean }>(result: T): T {
     if (result.ok) this.announce();
@@ -443,6 +489,7 @@ export class SessionObject extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.terminalPolledAt = null;
+    this.storedOrigin = undefined;
     this.identity = undefined;
   }
 
@@ -486,7 +533,17 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   private scheduleAlarm(): Promise<void> {
-    return scheduleAlarm(this.ctx.storage, readRow(this.sql), nextDeliveryAt(this.sql));
+    const row = readRow(this.sql);
+    const polled = row && {
+      ...row,
+      terminal_polled_at: latest(this.terminalPolledAt, row.terminal_polled_at),
+    };
+    return scheduleAlarm(
+      this.ctx.storage,
+      polled,
+      nextDeliveryAt(this.sql),
+      configOf(this.env).idleMs,
+    );
   }
 }
 

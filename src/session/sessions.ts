@@ -2,7 +2,7 @@ import { configOf } from "../config.ts";
 import type { Env } from "../env.ts";
 import type { CreateSession, Session, SessionList } from "../protocol/index.ts";
 import { fail, ok } from "../protocol/index.ts";
-import { snapshotExists } from "../snapshot/index.ts";
+import type { BlobRegistry, CommitOutcome } from "../snapshot/index.ts";
 import { newReviewKey, newSessionId } from "./ids.ts";
 import { checkVariant, resolvePlanner } from "./planners.ts";
 import type { SessionResult } from "./result.ts";
@@ -50,6 +50,23 @@ export function sessionStub(env: Env, sessionId: string): SessionApi {
 /** The owner index of an owner. */
 export function ownerIndexStub(env: Env, owner: string) {
   return env.OWNERS.get(env.OWNERS.idFromName(owner));
+}
+
+/**
+ * The owner's blobs and snapshots (kept by the owner index) as the snapshot module sees them.
+ *
+ * @example
+ * await ingestBlobs(env.SNAPSHOTS, snapshotRegistry(env, owner), owner, body);
+ */
+export function snapshotRegistry(env: Env, owner: string): BlobRegistry {
+  const index = ownerIndexStub(env, owner);
+  return {
+    missingBlobs: (ids) => index.missingBlobs(ids),
+    addBlobs: (blobs) => index.addBlobs(blobs),
+    commitSnapshot: async (id, files, skipped) =>
+      (await index.commitSnapshot(owner, id, files, skipped)) as CommitOutcome,
+    hasSnapshot: (id) => index.hasSnapshot(owner, id),
+  };
 }
 
 export interface CreateOptions {
@@ -109,24 +126,21 @@ export async function createSession(
   const id = newSessionId(now);
   const index = ownerIndexStub(env, owner);
   const snapshotId = body.snapshot_id ?? null;
-  // Registered first: from here on retention will not delete the snapshot under us.
-  const closed = await index.add(id, snapshotId, now, body.group ?? null);
-  if (closed !== null) {
+  // Registered in the same transaction that checks the snapshot: from here on retention will
+  // not delete it under us.
+  const refused = await index.add(id, snapshotId, now, body.group ?? null, owner);
+  if (refused !== null && "chosen" in refused) {
     return fail(
       409,
       "already_decided",
-      `Group ${body.group} already chose the plan of ${closed.chosen}; start a new group to compare again.`,
+      `Group ${body.group} already chose the plan of ${refused.chosen}; start a new group to compare again.`,
     );
   }
-  if (
-    snapshotId !== null &&
-    !(await ownsSnapshot(env, owner, snapshotId, () => index.remove(id)))
-  ) {
-    await index.remove(id);
+  if (refused !== null) {
     return fail(
       400,
       "unknown_snapshot",
-      `You have not uploaded snapshot ${snapshotId}; upload it with POST /v1/snapshots first.`,
+      `You have not uploaded snapshot ${snapshotId} (or it was deleted after the retention period); upload it again first.`,
     );
   }
   const created = await sessionStub(env, id).create({
@@ -176,20 +190,6 @@ export async function listSessions(
   // A session purged between the two reads is simply gone.
   const data = sessions.flatMap((s) => (s.ok ? [s.value] : []));
   return ok({ data, has_more: page.hasMore });
-}
-
-async function ownsSnapshot(
-  env: Env,
-  owner: string,
-  snapshotId: string,
-  undo: () => Promise<void>,
-): Promise<boolean> {
-  try {
-    return await snapshotExists(env.SNAPSHOTS, owner, snapshotId);
-  } catch (err) {
-    await undo();
-    throw err;
-  }
 }
 
 function titleFrom(prompt: string): string {

@@ -25,7 +25,10 @@ import {
 /** Where announcements go: the receiver (null = none configured) and the base of review links. */
 export interface AnnounceTarget {
   webhook: WebhookTarget | null;
-  /** PLANPORT_PUBLIC_URL when set; else the origin the session was created on is used. */
+  /**
+   * PLANPORT_PUBLIC_URL when set; else the stored origin, that of the latest request by the
+   * owner ({@link rememberOrigin}).
+   */
   publicUrl: string | null;
 }
 
@@ -49,7 +52,8 @@ const DELIVERY_COLUMNS = "seq, id, type, body, attempts, next_attempt_at, state,
  * on later announces only later changes), and one outbox row per change when a receiver is
  * configured. Phase and outcome come from {@link sessionView}, the one place they are decided,
  * so an event is made once per real change however many writes it took. `origin` is the
- * request's at creation; later calls pass null and use the stored one.
+ * request's at creation; later calls pass null and use the stored one, which
+ * {@link rememberOrigin} keeps current.
  */
 export function announceChanges(
   sql: SqlStorage,
@@ -90,6 +94,17 @@ export function announceChanges(
     );
   }
   return changes;
+}
+
+/**
+ * Remembers the origin of a request by the session's owner as the base of the review links in
+ * later webhooks (DESIGN.md "Webhooks"): a delivery the alarm makes has no request of its own,
+ * and the origin the session was created on may be gone (the embedded worker came back on
+ * another port). Only the owner's requests count: a review-link holder could otherwise choose
+ * the host that receivers' links, which carry the review key, point at.
+ */
+export function rememberOrigin(sql: SqlStorage, origin: string): void {
+  sql.exec("UPDATE webhook_state SET origin = ? WHERE id = 1 AND origin <> ?", origin, origin);
 }
 
 /** What receivers were last told, and the stored origin; null before the first announcement. */

@@ -1,4 +1,5 @@
 import {
+  MANIFEST_MAX_BYTES,
   SNAPSHOT_MAX_COMPRESSED_BYTES,
   SNAPSHOT_MAX_FILES,
   SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
@@ -6,9 +7,18 @@ import {
 
 /** A refused upload: the HTTP status, the protocol's error code and a sentence the user can act on. */
 export type IngestError = {
-  status: 400 | 413;
-  code: "invalid_body" | "payload_too_large" | "snapshot_too_large" | "snapshot_too_many_files";
+  status: 400 | 409 | 413;
+  code:
+    | "invalid_body"
+    | "invalid_manifest"
+    | "unknown_snapshot"
+    | "blobs_missing"
+    | "payload_too_large"
+    | "snapshot_too_large"
+    | "snapshot_too_many_files";
   message: string;
+  /** `blobs_missing`: the ids to send (docs/PROTOCOL.md "Incremental snapshots"). */
+  missing?: string[];
 };
 
 /**
@@ -68,6 +78,22 @@ export function notTar(cause: unknown): IngestFailure {
   return invalidBody(
     `The gzip data does not hold a valid tar archive (${describe(cause)}); send the repository as a tar.gz archive.`,
   );
+}
+
+export function invalidManifest(message: string): IngestFailure {
+  return new IngestFailure({ status: 400, code: "invalid_manifest", message });
+}
+
+export function manifestTooLarge(): IngestFailure {
+  return new IngestFailure({
+    status: 413,
+    code: "payload_too_large",
+    message: `The manifest is larger than ${MANIFEST_MAX_BYTES / MIB} MiB of JSON; no tree the server accepts needs that.`,
+  });
+}
+
+export function invalidBlob(message: string): IngestFailure {
+  return invalidBody(message);
 }
 
 function invalidBody(message: string): IngestFailure {

@@ -15,7 +15,7 @@ const GUNZIP_OUTPUT_CHUNK_BYTES = 64 * 1024;
 
 /**
  * Gunzips `compressed` as a pull stream and errors it with an {@link IngestFailure} the moment
- * more than `maxBytes` come out (`snapshot_too_large`) or the input is not gzip
+ * more than `maxBytes` come out (`tooLarge`, by default `snapshot_too_large`) or the input is not gzip
  * (`invalid_body`). Nothing is inflated beyond what the next reader asks for.
  *
  * Why `node:zlib` and not `DecompressionStream`: workerd's DecompressionStream inflates each
@@ -32,6 +32,7 @@ const GUNZIP_OUTPUT_CHUNK_BYTES = 64 * 1024;
 export function gunzipWithLimit(
   compressed: ReadableStream<Uint8Array>,
   maxBytes: number,
+  tooLarge: () => IngestFailure = snapshotTooLarge,
 ): ReadableStream<Uint8Array> {
   const gunzip = createGunzip({ chunkSize: GUNZIP_OUTPUT_CHUNK_BYTES });
   const inflated = gunzip[Symbol.asyncIterator]();
@@ -66,7 +67,7 @@ export function gunzipWithLimit(
         }
         total += next.value.byteLength;
         if (total > maxBytes) {
-          const failure = snapshotTooLarge();
+          const failure = tooLarge();
           await stop(failure);
           throw failure;
         }

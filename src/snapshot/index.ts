@@ -1,17 +1,34 @@
+import type { SkippedEntry } from "../protocol/index.ts";
 import type { SnapshotFiles } from "./files.ts";
 import { type IngestResult, ingest } from "./ingest.ts";
-import { indexKey, isSnapshotId, snapshotPrefix } from "./layout.ts";
+import {
+  indexKey,
+  isSnapshotId,
+  loadIndex,
+  receiptOf,
+  type SnapshotIndex,
+  type StoredFile,
+  snapshotPrefix,
+  storedLayout,
+} from "./layout.ts";
 import { openSnapshotReader } from "./reader.ts";
+import type { BlobRegistry } from "./registry.ts";
 
 /**
- * Repository snapshots: ingest of an uploaded tar.gz into R2 (packs + file index), the
- * per-owner existence check, read access for the planner's tools, and deletion.
- * Layout and index format: `layout.ts`; file rules shared with the client:
- * `src/protocol/snapshot-rules.ts`.
+ * Repository snapshots: a tree of blobs per snapshot, the blobs deduplicated per owner
+ * (docs/DESIGN.md "Incremental snapshots"). Three ways in — a whole tar.gz (`ingestSnapshot`,
+ * for old clients and scripts), blob packs (`ingestBlobs`) and tree manifests
+ * (`commitManifest`) — one layout in R2 (`layout.ts`), read access for the planner's tools, and
+ * the index writes and deletions the owner's registry (src/session/owner-index.ts) runs. File
+ * rules shared with the client: `src/protocol/snapshot-rules.ts`.
  */
 
+export { ingestBlobs } from "./blobs.ts";
 export { type IngestError, payloadTooLarge } from "./errors.ts";
 export type { SnapshotEntry, SnapshotFiles } from "./files.ts";
+export { commitManifest } from "./manifest.ts";
+export type { BlobRegistry, CommitOutcome, NewBlob } from "./registry.ts";
+export { receiptOf, type SnapshotIndex, type StoredFile };
 
 /**
  * Stores an uploaded tar.gz as a snapshot of `owner`, streaming gunzip and tar parsing.
@@ -31,31 +48,17 @@ export type { SnapshotEntry, SnapshotFiles } from "./files.ts";
  * contents (what the planner can read), not the size of the upload.
  *
  * @example
- * const ingested = await ingestSnapshot(c.env.SNAPSHOTS, owner, body);
+ * const ingested = await ingestSnapshot(c.env.SNAPSHOTS, registry, owner, body);
  * if (!ingested.ok) return sendError(c, ingested.error); // 400 or 413 with the error body
  * return c.json(ingested.value, 201);
  */
 export async function ingestSnapshot(
   bucket: R2Bucket,
+  registry: BlobRegistry,
   owner: string,
   body: ReadableStream<Uint8Array>,
 ): Promise<IngestResult> {
-  return ingest(bucket, owner, body);
-}
-
-/**
- * True when `owner` has stored the snapshot `id` (an id of the wrong form is simply absent).
- *
- * @example
- * if (!(await snapshotExists(env.SNAPSHOTS, owner, id))) return c.body(null, 404);
- */
-export async function snapshotExists(
-  bucket: R2Bucket,
-  owner: string,
-  id: string,
-): Promise<boolean> {
-  if (!isSnapshotId(id)) return false;
-  return (await bucket.head(indexKey(snapshotPrefix(owner, id)))) !== null;
+  return ingest(bucket, registry, owner, body);
 }
 
 /**
@@ -70,13 +73,56 @@ export function openSnapshot(bucket: R2Bucket, owner: string, id: string): Snaps
   return openSnapshotReader(bucket, snapshotPrefix(owner, id));
 }
 
+/** A snapshot's index (null when it is not stored): its files with their blobs and places. */
+export function readSnapshotIndex(
+  bucket: R2Bucket,
+  owner: string,
+  id: string,
+): Promise<SnapshotIndex | null> {
+  return loadIndex(bucket, snapshotPrefix(owner, id));
+}
+
+/** Writes a committed tree's index (the registry resolved each blob's place). */
+export async function writeSnapshotIndex(
+  bucket: R2Bucket,
+  owner: string,
+  id: string,
+  files: readonly StoredFile[],
+  skipped: readonly SkippedEntry[],
+): Promise<SnapshotIndex> {
+  const bytes = files.reduce((sum, f) => sum + f.size, 0);
+  const index: SnapshotIndex = { version: 2, id, files: [...files], skipped: [...skipped], bytes };
+  await bucket.put(indexKey(snapshotPrefix(owner, id)), JSON.stringify(index), {
+    httpMetadata: { contentType: "application/json" },
+  });
+  return index;
+}
+
+/** Deletes a snapshot's index (its blobs are the registry's to release). Idempotent. */
+export async function removeSnapshotIndex(
+  bucket: R2Bucket,
+  owner: string,
+  id: string,
+): Promise<void> {
+  if (!isSnapshotId(id)) return;
+  await bucket.delete(indexKey(snapshotPrefix(owner, id)));
+}
+
+/** 1 for a snapshot stored before blobs (its own packs beside its index), 2, or null when absent. */
+export function snapshotLayout(bucket: R2Bucket, owner: string, id: string): Promise<1 | 2 | null> {
+  if (!isSnapshotId(id)) return Promise.resolve(null);
+  return storedLayout(bucket, snapshotPrefix(owner, id));
+}
+
 /**
- * Deletes a snapshot (index first, so it stops existing before its packs go). Idempotent.
- *
- * @example
- * await deleteSnapshot(env.SNAPSHOTS, owner, id); // when no session of the owner uses it
+ * Deletes a snapshot stored before blobs: its index first, so it stops existing before its
+ * packs go. Idempotent.
  */
-export async function deleteSnapshot(bucket: R2Bucket, owner: string, id: string): Promise<void> {
+export async function deleteLegacySnapshot(
+  bucket: R2Bucket,
+  owner: string,
+  id: string,
+): Promise<void> {
   if (!isSnapshotId(id)) return;
   const prefix = snapshotPrefix(owner, id);
   await bucket.delete(indexKey(prefix));

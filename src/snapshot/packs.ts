@@ -19,7 +19,7 @@ export class PackWriter {
 
   constructor(
     private readonly bucket: R2Bucket,
-    private readonly prefix: string,
+    readonly prefix: string,
   ) {}
 
   /** Adds one file's bytes (at most {@link PACK_MAX_BYTES}) and says where they will be. */

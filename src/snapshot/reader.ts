@@ -1,13 +1,14 @@
 import { comparePaths } from "../protocol/index.ts";
 import type { SnapshotEntry, SnapshotFiles } from "./files.ts";
-import { type IndexedFile, loadIndex, packKey, type SnapshotIndex } from "./layout.ts";
+import { loadIndex, type SnapshotIndex, type StoredFile } from "./layout.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
 /**
  * Read access to one stored snapshot. The index is fetched once, on first use; a file is one
- * ranged R2 get; `scan` fetches pack by pack, so memory stays at one pack (≤ 8 MiB) however
- * large the snapshot.
+ * ranged R2 get; `scan` fetches pack by pack (the span of the wanted files in each), so memory
+ * stays at one pack (≤ 8 MiB) however large the snapshot. Packs may be shared with other
+ * snapshots of the owner (blobs are deduplicated): the index holds each file's pack key.
  *
  * @example
  * const files = openSnapshotReader(env.SNAPSHOTS, "snapshots/<owner>/<id>/");
@@ -37,10 +38,10 @@ export function openSnapshotReader(bucket: R2Bucket, prefix: string): SnapshotFi
       const file = (await load()).byPath.get(path);
       if (file === undefined) return null;
       if (file.size === 0) return "";
-      const object = await bucket.get(packKey(prefix, file.pack), {
+      const object = await bucket.get(file.key, {
         range: { offset: file.offset, length: file.size },
       });
-      if (object === null) throw missingPack(prefix, file.pack);
+      if (object === null) throw missingPack(prefix, file.key);
       return decoder.decode(await object.arrayBuffer());
     },
     async *scan(filter) {
@@ -67,18 +68,18 @@ export function openSnapshotReader(bucket: R2Bucket, prefix: string): SnapshotFi
 
 interface Loaded {
   sorted: readonly SnapshotEntry[];
-  byPath: Map<string, IndexedFile>;
-  /** Files grouped by pack, packs in order, files in index order within each. */
-  byPack: Map<number, IndexedFile[]>;
+  byPath: Map<string, StoredFile>;
+  /** Files grouped by pack key, packs in order of first use, files in index order within each. */
+  byPack: Map<string, StoredFile[]>;
 }
 
 function prepare(index: SnapshotIndex): Loaded {
-  const byPath = new Map<string, IndexedFile>();
-  const byPack = new Map<number, IndexedFile[]>();
+  const byPath = new Map<string, StoredFile>();
+  const byPack = new Map<string, StoredFile[]>();
   for (const file of index.files) {
     byPath.set(file.path, file);
-    const group = byPack.get(file.pack);
-    if (group === undefined) byPack.set(file.pack, [file]);
+    const group = byPack.get(file.key);
+    if (group === undefined) byPack.set(file.key, [file]);
     else group.push(file);
   }
   const sorted = index.files
@@ -87,18 +88,18 @@ function prepare(index: SnapshotIndex): Loaded {
   return {
     sorted: Object.freeze(sorted),
     byPath,
-    byPack: new Map([...byPack].sort(([a], [b]) => a - b)),
+    byPack,
   };
 }
 
 async function fetchRange(
   bucket: R2Bucket,
   prefix: string,
-  pack: number,
+  pack: string,
   start: number,
   end: number,
 ): Promise<Uint8Array> {
-  const object = await bucket.get(packKey(prefix, pack), {
+  const object = await bucket.get(pack, {
     range: { offset: start, length: end - start },
   });
   if (object === null) throw missingPack(prefix, pack);
@@ -111,8 +112,6 @@ function missingSnapshot(prefix: string): Error {
   );
 }
 
-function missingPack(prefix: string, pack: number): Error {
-  return new Error(
-    `The repository snapshot ${prefix} is incomplete: ${packKey(prefix, pack)} is missing.`,
-  );
+function missingPack(prefix: string, pack: string): Error {
+  return new Error(`The repository snapshot ${prefix} is incomplete: ${pack} is missing.`);
 }

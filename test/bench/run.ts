@@ -11,10 +11,11 @@ import { benchGrep } from "./grep.ts";
 import { benchLoad } from "./load.ts";
 import { type BenchRow, formatTable } from "./rows.ts";
 import { benchSnapshot } from "./snapshot.ts";
+import { benchIncrementalSnapshot } from "./snapshot-incremental.ts";
 import { startBenchWorker } from "./worker.ts";
 
 /**
- * `npm run bench`: every performance promise (P1–P9) measured against its baseline in the
+ * `npm run bench`: every performance promise (P1–P10) measured against its baseline in the
  * same run, printed as one table. Starts its own `wrangler dev` (fresh persist directory, the
  * scripted planner allowed) and stops it at the end.
  *
@@ -24,7 +25,7 @@ import { startBenchWorker } from "./worker.ts";
  *   npm run bench -- --out results.md      # also write the table with the run's context
  */
 
-const SECTIONS = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9"] as const;
+const SECTIONS = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -96,6 +97,16 @@ try {
       ...(await section("P4 snapshot build + upload", () =>
         benchSnapshot({
           ...(quick ? { files: 2_000, runs: 3 } : {}),
+          upload: { server: worker.url, tokenForRun: (n) => worker.freshOwner(n) },
+        }),
+      )),
+    );
+  }
+  if (wanted("P10")) {
+    rows.push(
+      ...(await section("P10 incremental snapshots", () =>
+        benchIncrementalSnapshot({
+          ...(quick ? { files: 2_000, runs: 2 } : {}),
           upload: { server: worker.url, tokenForRun: (n) => worker.freshOwner(n) },
         }),
       )),

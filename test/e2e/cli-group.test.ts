@@ -126,14 +126,10 @@ describe("planport plan --attempts 3 against wrangler dev (offline planner)", ()
     }
   }, 180_000);
 
-  // KNOWN BUG, not understood yet: under a loaded machine (about 1 full run in 5) the CLI's
-  // group wait, after the teleport, reports one superseded sibling and then exits 13 — Node's
-  // "unsettled top-level await": the other two polls were left awaiting something that holds
-  // no handle. One retry keeps CI meaningful while it is investigated; see the stop note.
-  it("without --json, prints every review link and 'N of 3 plans ready', and says which was chosen", {
-    retry: 1,
-    timeout: 180_000,
-  }, async () => {
+  // Under load this once ended with exit 13 after the teleport: a sibling's poll, stopped by
+  // the group while wrangler's gzipped answer was still inflating, was left awaiting a body
+  // read that nothing kept alive (fixed in response-body.ts; test/client/group-abort.test.ts).
+  it("without --json, prints every review link and 'N of 3 plans ready', and says which was chosen", async () => {
     const { run } = planGroup([]);
     const ids = async (): Promise<string[]> => {
       for (;;) {
@@ -158,5 +154,5 @@ describe("planport plan --attempts 3 against wrangler dev (offline planner)", ()
     expect(stderr).toMatch(/^[12] of 3 plans ready$/m);
     expect(stderr).toContain(`chosen: ${members[0]} (offline planner)`);
     expect(stderr).toContain("plan teleported here");
-  });
+  }, 180_000);
 });

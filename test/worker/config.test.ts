@@ -17,6 +17,7 @@ describe("worker settings", () => {
         allowScripted: false,
         maxTurns: DEFAULT_MAX_TURNS,
         retentionMs: 7 * 86_400_000,
+        idleMs: 30 * 86_400_000,
         rateLimits: true,
         publicUrl: null,
         model: { timeoutMs: 120_000, attempts: 4, backoffMs: 1_000 },
@@ -33,6 +34,7 @@ describe("worker settings", () => {
       PLANPORT_ALLOW_SCRIPTED: "true",
       PLANPORT_MAX_TURNS: "12",
       PLANPORT_RETENTION_DAYS: "0.5",
+      PLANPORT_IDLE_DAYS: "0.25",
       PLANPORT_RATE_LIMITS: "off",
       PLANPORT_PUBLIC_URL: "https://pp.example.com/base/",
       PLANPORT_MODEL_TIMEOUT_MS: "2000",
@@ -48,6 +50,7 @@ describe("worker settings", () => {
       allowScripted: true,
       maxTurns: 12,
       retentionMs: 43_200_000,
+      idleMs: 21_600_000,
       rateLimits: false,
       publicUrl: "https://pp.example.com/base",
       model: { timeoutMs: 2_000, attempts: 2, backoffMs: 0 },
@@ -65,6 +68,11 @@ describe("worker settings", () => {
     ["PLANPORT_MAX_TURNS", "2.5"],
     ["PLANPORT_MAX_TURNS", "lots"],
     ["PLANPORT_RETENTION_DAYS", "-1"],
+    ["PLANPORT_IDLE_DAYS", "0"],
+    ["PLANPORT_IDLE_DAYS", "-3"],
+    ["PLANPORT_IDLE_DAYS", "a month"],
+    ["PLANPORT_IDLE_DAYS", "3651"],
+    ["PLANPORT_IDLE_DAYS", "Infinity"],
     ["PLANPORT_RATE_LIMITS", "maybe"],
     ["PLANPORT_PUBLIC_URL", "javascript:alert(1)"],
     ["PLANPORT_PUBLIC_URL", "https://x.example/?key=1"],
@@ -94,5 +102,25 @@ describe("worker settings", () => {
     expect(await errorCode(res)).toBe("server_misconfigured");
     expect(body.error.message).toContain('PLANPORT_MAX_TURNS is "many"');
     expect((await api.call("GET", "/v1/healthz")).status).toBe(200);
+  });
+
+  it("PLANPORT_IDLE_DAYS takes fractional days and refuses 0 by name: the API answers 500", async () => {
+    const idle = (days: string) => {
+      const config = readConfig({ PLANPORT_IDLE_DAYS: days });
+      return config.ok ? config.value.idleMs : config.error;
+    };
+    expect(idle(" 90 ")).toBe(90 * 86_400_000);
+    expect(idle("1.5")).toBe(1.5 * 86_400_000);
+    expect(idle("0")).toContain("a number of days above 0 and at most 3650");
+
+    const app = createApp();
+    const api = new ApiClient(
+      async (request) => await app.fetch(request, { ...env, PLANPORT_IDLE_DAYS: "0" }),
+    );
+    const res = await api.call("GET", "/v1/sessions", ALICE);
+    expect(res.status).toBe(500);
+    expect(await errorCode(res.clone())).toBe("server_misconfigured");
+    const body = (await res.json()) as { error: { message: string } };
+    expect(body.error.message).toContain('PLANPORT_IDLE_DAYS is "0"');
   });
 });

@@ -1,12 +1,12 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { comparePaths, SNAPSHOT_MAX_FILE_BYTES } from "../../src/protocol/index.ts";
-import {
-  deleteSnapshot,
-  ingestSnapshot,
-  openSnapshot,
-  snapshotExists,
-} from "../../src/snapshot/index.ts";
+import { UNUSED_BLOB_GRACE_MS } from "../../src/session/blob-store.ts";
+import type { OwnerIndex } from "../../src/session/owner-index.ts";
+import { ownerIndexStub, snapshotRegistry } from "../../src/session/sessions.ts";
+import type { SnapshotRegistry } from "../../src/session/snapshot-registry.ts";
+import { ingestSnapshot, openSnapshot } from "../../src/snapshot/index.ts";
 import { bodyOf, type TarSpec, tarGz } from "../support/tarballs.ts";
 
 const bucket = env.SNAPSHOTS;
@@ -22,9 +22,13 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 }
 
 async function ingestOk(owner: string, body: Uint8Array) {
-  const result = await ingestSnapshot(bucket, owner, bodyOf(body));
+  const result = await ingestSnapshot(bucket, snapshotRegistry(env, owner), owner, bodyOf(body));
   if (!result.ok) throw new Error(`ingest refused: ${JSON.stringify(result.error)}`);
   return result.value;
+}
+
+function snapshotExists(owner: string, id: string): Promise<boolean> {
+  return snapshotRegistry(env, owner).hasSnapshot(id);
 }
 
 async function keysUnder(prefix: string): Promise<string[]> {
@@ -98,7 +102,7 @@ describe("snapshot ingest: what is stored and what is skipped", () => {
       Object.values(texts).reduce((n, t) => n + encoder.encode(t).byteLength, 0),
     );
     expect(receipt.skipped).toEqual(expectedSkipped);
-    expect(await snapshotExists(bucket, owner, receipt.id)).toBe(true);
+    expect(await snapshotExists(owner, receipt.id)).toBe(true);
   }, 60_000);
 
   it("reads back exactly what was uploaded: list sorted, read, scan", async () => {
@@ -136,7 +140,7 @@ describe("snapshot ingest: what is stored and what is skipped", () => {
     }));
     const receipt = await ingestOk(owner, await tarGz(bigFiles));
     expect(receipt.files).toBe(20);
-    const packs = (await bucket.list({ prefix: `snapshots/${owner}/${receipt.id}/pack-` })).objects;
+    const packs = (await bucket.list({ prefix: `blobs/${owner}/` })).objects;
     expect(packs.length).toBeGreaterThanOrEqual(3);
     for (const pack of packs) expect(pack.size).toBeLessThanOrEqual(8 * mib);
     expect(packs.reduce((n, p) => n + p.size, 0)).toBe(receipt.bytes);
@@ -158,16 +162,17 @@ describe("snapshot ingest: what is stored and what is skipped", () => {
     const mib = SNAPSHOT_MAX_FILE_BYTES;
     const specs: TarSpec[] = Array.from({ length: 12 }, (_, i) => ({
       name: `p/${String(i).padStart(2, "0")}.txt`,
-      body: String(i % 10).repeat(mib),
+      body: String.fromCharCode(97 + i).repeat(mib),
     }));
     const receipt = await ingestOk(owner, await tarGz(specs));
     const files = openSnapshot(bucket, owner, receipt.id);
+    const secondPack = (await keysUnder(`blobs/${owner}/`)).find((k) => k.endsWith("pack-0001"));
     const seen: string[] = [];
     const scanning = (async () => {
       for await (const { path } of files.scan()) {
         seen.push(path);
         // Pulled the first file: the next pack must not have been read yet.
-        if (seen.length === 1) await bucket.delete(`snapshots/${owner}/${receipt.id}/pack-0001`);
+        if (seen.length === 1) await bucket.delete(String(secondPack));
       }
     })();
     await expect(scanning).rejects.toThrow(/incomplete: .*pack-0001 is missing/);
@@ -195,13 +200,32 @@ describe("snapshot dedupe, ownership and deletion", () => {
     const first = await ingestOk(owner, body);
     const prefix = `snapshots/${owner}/${first.id}/`;
     const before = await bucket.head(`${prefix}index.json`);
-    const packBefore = await bucket.head(`${prefix}pack-0000`);
+    const packsBefore = await keysUnder(`blobs/${owner}/`);
     const second = await ingestOk(owner, body);
     expect(second).toEqual(first);
     const after = await bucket.head(`${prefix}index.json`);
-    const packAfter = await bucket.head(`${prefix}pack-0000`);
     expect(after?.version).toBe(before?.version);
-    expect(packAfter?.version).toBe(packBefore?.version);
+    expect(await keysUnder(`blobs/${owner}/`)).toEqual(packsBefore);
+  });
+
+  it("another tarball of files the owner has stored adds no blob and keeps no new pack", async () => {
+    const owner = newOwner();
+    await ingestOk(owner, await tarGz([{ name: "a.ts", body: "export const a = 1;\n" }]));
+    const packs = await keysUnder(`blobs/${owner}/`);
+    const other = await ingestOk(
+      owner,
+      await tarGz([
+        { name: "copy/a.ts", body: "export const a = 1;\n" },
+        { name: "a.ts", body: "export const a = 1;\n" },
+      ]),
+    );
+    expect(other.files).toBe(2);
+    expect(await keysUnder(`blobs/${owner}/`)).toEqual(packs);
+    const stats = await ownerIndexStub(env, owner).blobStats();
+    expect(stats.blobs).toBe(1);
+    expect(await openSnapshot(bucket, owner, other.id).read("copy/a.ts")).toBe(
+      "export const a = 1;\n",
+    );
   });
 
   it("another owner does not see the upload until it uploads the same body itself", async () => {
@@ -209,19 +233,19 @@ describe("snapshot dedupe, ownership and deletion", () => {
     const bob = newOwner();
     const body = await tarGz([{ name: "shared.ts", body: "export {};\n" }]);
     const receipt = await ingestOk(alice, body);
-    expect(await snapshotExists(bucket, bob, receipt.id)).toBe(false);
+    expect(await snapshotExists(bob, receipt.id)).toBe(false);
     await expect(openSnapshot(bucket, bob, receipt.id).list()).rejects.toThrow(/not stored/);
     const bobs = await ingestOk(bob, body);
     expect(bobs.id).toBe(receipt.id);
-    expect(await snapshotExists(bucket, bob, receipt.id)).toBe(true);
+    expect(await snapshotExists(bob, receipt.id)).toBe(true);
   });
 
   it("an id of the wrong form is never found", async () => {
-    expect(await snapshotExists(bucket, newOwner(), "../../etc")).toBe(false);
-    expect(await snapshotExists(bucket, newOwner(), "A".repeat(64))).toBe(false);
+    expect(await snapshotExists(newOwner(), "../../etc")).toBe(false);
+    expect(await snapshotExists(newOwner(), "A".repeat(64))).toBe(false);
   });
 
-  it("deletion removes the index and every pack, and is idempotent", async () => {
+  it("a purge removes the index and, past their grace, every blob and pack; twice is harmless", async () => {
     const owner = newOwner();
     const receipt = await ingestOk(
       owner,
@@ -229,17 +253,32 @@ describe("snapshot dedupe, ownership and deletion", () => {
         { name: "a.txt", body: "a".repeat(SNAPSHOT_MAX_FILE_BYTES) },
         ...Array.from({ length: 9 }, (_, i) => ({
           name: `f${i}.txt`,
-          body: "b".repeat(SNAPSHOT_MAX_FILE_BYTES),
+          body: `${i}`.repeat(SNAPSHOT_MAX_FILE_BYTES),
         })),
       ]),
     );
     const prefix = `snapshots/${owner}/${receipt.id}/`;
-    expect((await keysUnder(prefix)).length).toBeGreaterThan(2);
+    expect(await keysUnder(prefix)).toEqual([`${prefix}index.json`]);
+    expect((await keysUnder(`blobs/${owner}/`)).length).toBeGreaterThan(1);
     const files = openSnapshot(bucket, owner, receipt.id);
-    await deleteSnapshot(bucket, owner, receipt.id);
+    const index = ownerIndexStub(env, owner);
+    // Released blobs get a fresh grace (a client may be about to use them); the purge runs
+    // now, the garbage collection once that grace is over.
+    const purge = (first: boolean) =>
+      runInDurableObject(index, async (object: OwnerIndex, state) => {
+        const registry = (object as unknown as { snapshots: SnapshotRegistry }).snapshots;
+        state.storage.transactionSync(() => registry.markUnused(owner, receipt.id));
+        await registry.purge(owner, receipt.id);
+        if (first) expect(await keysUnder(`blobs/${owner}/`)).not.toEqual([]);
+        object.clock = () => Date.now() + UNUSED_BLOB_GRACE_MS + 1;
+        await registry.collectGarbage();
+        object.clock = () => Date.now();
+      });
+    await purge(true);
     expect(await keysUnder(prefix)).toEqual([]);
-    expect(await snapshotExists(bucket, owner, receipt.id)).toBe(false);
+    expect(await keysUnder(`blobs/${owner}/`)).toEqual([]);
+    expect(await snapshotExists(owner, receipt.id)).toBe(false);
     await expect(files.list()).rejects.toThrow(/not stored/);
-    await deleteSnapshot(bucket, owner, receipt.id);
+    await purge(false);
   }, 60_000);
 });

@@ -6,10 +6,11 @@ import {
   SNAPSHOT_MAX_FILES,
   SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
 } from "../../src/protocol/index.ts";
+import { snapshotRegistry } from "../../src/session/sessions.ts";
+import { OVERSIZED_BODY_DRAIN_BYTES } from "../../src/snapshot/archive.ts";
 import { IngestFailure } from "../../src/snapshot/errors.ts";
 import { gunzipWithLimit } from "../../src/snapshot/gunzip.ts";
 import { ingestSnapshot } from "../../src/snapshot/index.ts";
-import { OVERSIZED_BODY_DRAIN_BYTES } from "../../src/snapshot/ingest.ts";
 import {
   bodyOf,
   gzip,
@@ -29,13 +30,18 @@ function newOwner(): string {
 }
 
 async function refusal(owner: string, body: ReadableStream<Uint8Array>) {
-  const result = await ingestSnapshot(bucket, owner, body);
+  const result = await ingestSnapshot(bucket, snapshotRegistry(env, owner), owner, body);
   if (result.ok) throw new Error(`expected a refusal, got ${JSON.stringify(result.value)}`);
   return result.error;
 }
 
+/** Everything stored for the owner: snapshot indexes and blob packs. */
 async function storedKeys(owner: string): Promise<string[]> {
-  return (await bucket.list({ prefix: `snapshots/${owner}/` })).objects.map((o) => o.key);
+  const keys: string[] = [];
+  for (const prefix of [`snapshots/${owner}/`, `blobs/${owner}/`]) {
+    keys.push(...(await bucket.list({ prefix })).objects.map((o) => o.key));
+  }
+  return keys;
 }
 
 /** A byte stream that counts what was pulled from it, in chunks of `chunkBytes`. */
@@ -125,6 +131,7 @@ describe("snapshot limits: each answers 413 naming the limit", () => {
     const owner = newOwner();
     const atLimit = await ingestSnapshot(
       bucket,
+      snapshotRegistry(env, owner),
       owner,
       bodyOf(await manyFilesTarGz(SNAPSHOT_MAX_FILES)),
     );
@@ -152,9 +159,11 @@ describe("snapshot limits: each answers 413 naming the limit", () => {
       name: `dir${i}/`,
       type: "directory",
     }));
+    const folderOwner = newOwner();
     const result = await ingestSnapshot(
       bucket,
-      newOwner(),
+      snapshotRegistry(env, folderOwner),
+      folderOwner,
       bodyOf(await tarGz([...folders, { name: "a.ts", body: "1\n" }])),
     );
     expect(result.ok && result.value.files).toBe(1);

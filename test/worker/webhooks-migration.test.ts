@@ -7,7 +7,7 @@ import { migrate } from "../../src/session/schema.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import type { WebhookPayload } from "../../src/session/webhooks.ts";
 import { listDeliveries, readAnnounced } from "../../src/session/webhooks-outbox.ts";
-import { ALICE, api, PLAN_CALL, sessionObject } from "../support/worker/sessions.ts";
+import { ALICE, api, ORIGIN, PLAN_CALL, sessionObject } from "../support/worker/sessions.ts";
 
 /**
  * Sessions stored by schema version 3 (before webhooks) get the outbox on restart, and their
@@ -83,14 +83,16 @@ describe("a session stored by schema version 3", () => {
         outbox: listDeliveries(state.storage.sql),
         version: state.storage.sql.exec("SELECT version FROM schema_version").one().version,
       }));
+    // No origin was stored before version 4; the owner's reads above taught it one
+    // (DESIGN.md "Review links").
     expect(await stateOf(waiting)).toEqual({
-      announced: { origin: "", phase: "plan_ready", outcome: null },
+      announced: { origin: ORIGIN, phase: "plan_ready", outcome: null },
       outbox: [],
       version: 4,
     });
     expect(await stateOf(archived)).toEqual({
       announced: {
-        origin: "",
+        origin: ORIGIN,
         phase: "done",
         outcome: JSON.stringify({ kind: "terminated", subtype: "archived" }),
       },
@@ -122,7 +124,7 @@ describe("a session stored by schema version 3", () => {
       await object.deliveriesSettled();
     });
     expect(sent.map((p) => [p.type, p.session.phase])).toEqual([["session.phase", "running"]]);
-    // No origin was stored before version 4: the link is built on PLANPORT_PUBLIC_URL.
+    // PLANPORT_PUBLIC_URL, when set, wins over any stored origin.
     expect(sent[0]?.session.review_url).toMatch(/^https:\/\/planport\.example\.test\/review\//);
   });
 });

@@ -1,0 +1,162 @@
+import { createHash } from "node:crypto";
+import { createTarDecoder, type ParsedTarEntry } from "modern-tar";
+import {
+  gitBlobHeader,
+  SNAPSHOT_MAX_COMPRESSED_BYTES,
+  SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
+} from "../protocol/index.ts";
+import { emptyBody, IngestFailure, notGzip, notTar, payloadTooLarge, plainTar } from "./errors.ts";
+import { gunzipWithLimit } from "./gunzip.ts";
+
+/**
+ * Reading an uploaded tar.gz — a whole tree (`POST /v1/snapshots`) or a pack of blobs
+ * (`POST /v1/blobs`): the compressed body buffered within its limit, the gzip signature
+ * checked, then the archive streamed entry by entry as it inflates.
+ */
+
+/** Reads the whole body, refusing it as soon as it passes the compressed limit. */
+export async function readCompressed(body: ReadableStream<Uint8Array>): Promise<Uint8Array[]> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > SNAPSHOT_MAX_COMPRESSED_BYTES) {
+      await drainThenCancel(reader, OVERSIZED_BODY_DRAIN_BYTES);
+      throw payloadTooLarge();
+    }
+    if (value.byteLength > 0) chunks.push(value);
+  }
+  if (total === 0) throw emptyBody();
+  return chunks;
+}
+
+/**
+ * How much more of an oversized body is read (and dropped, never kept) before the refusal.
+ * Answering while the client is still sending can leave the connection unusable for the next
+ * request in the local runtime (wrangler dev's proxy in front of workerd: the next POST gets
+ * 503 "Your worker restarted mid-request", the next GET hangs; see cloudflare/workerd#1730 and
+ * cloudflare/workers-sdk#15203), so a body a little over the limit — the usual mistake — is
+ * read to its end; anything larger is cut off soon after the limit.
+ */
+export const OVERSIZED_BODY_DRAIN_BYTES = 2 * 1024 * 1024;
+
+/** Reads and drops up to `maxBytes` more of the body, then cancels whatever is left. */
+async function drainThenCancel(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  maxBytes: number,
+): Promise<void> {
+  let drained = 0;
+  try {
+    while (drained < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      drained += value.byteLength;
+    }
+  } catch {
+    // The client went away mid-body: nothing left to drain, and the refusal stands anyway.
+    return;
+  }
+  await reader.cancel().catch(() => {});
+}
+
+const GZIP_MAGIC = [0x1f, 0x8b];
+const TAR_MAGIC_OFFSET = 257;
+
+/** True when the bytes start with the gzip signature. */
+export function isGzip(chunks: readonly Uint8Array[]): boolean {
+  const head = firstBytes(chunks, 2);
+  return head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1];
+}
+
+/** Answers the common mistakes (a plain tar, some other file) before any work is done. */
+export function refuseWithoutGzipMagic(chunks: readonly Uint8Array[]): void {
+  if (isGzip(chunks)) return;
+  const head = firstBytes(chunks, TAR_MAGIC_OFFSET + 5);
+  const magic = String.fromCharCode(...head.subarray(TAR_MAGIC_OFFSET, TAR_MAGIC_OFFSET + 5));
+  if (magic === "ustar") throw plainTar();
+  throw notGzip(new Error("it does not start with the gzip signature"));
+}
+
+function firstBytes(chunks: readonly Uint8Array[], count: number): Uint8Array {
+  const head = new Uint8Array(count);
+  let filled = 0;
+  for (const chunk of chunks) {
+    if (filled >= count) break;
+    const part = chunk.subarray(0, count - filled);
+    head.set(part, filled);
+    filled += part.byteLength;
+  }
+  return head.subarray(0, filled);
+}
+
+export async function sha256Hex(chunks: readonly Uint8Array[]): Promise<string> {
+  // workerd's DigestStream hashes the chunks as they are, without joining them into one copy.
+  const digest = new crypto.DigestStream("SHA-256");
+  const writer = digest.getWriter();
+  for (const chunk of chunks) await writer.write(chunk);
+  await writer.close();
+  const bytes = new Uint8Array(await digest.digest);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A file's blob id: git's (docs/PROTOCOL.md "Incremental snapshots"). */
+export function gitBlobId(content: Uint8Array): string {
+  return createHash("sha1").update(gitBlobHeader(content.byteLength)).update(content).digest("hex");
+}
+
+/** The body, inflated within `maxBytes`, as a pull stream of tar entries. */
+export function openArchive(
+  compressed: readonly Uint8Array[],
+  maxBytes = SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
+): ReadableStreamDefaultReader<ParsedTarEntry> {
+  const source = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of compressed) controller.enqueue(chunk);
+      controller.close();
+    },
+  });
+  return gunzipWithLimit(source, maxBytes)
+    .pipeThrough(createTarDecoder({ strict: true }))
+    .getReader();
+}
+
+/**
+ * Awaits a read from the archive streams. Limit and gzip failures arrive as the
+ * IngestFailure they were raised with; anything else the tar decoder threw means the
+ * inflated bytes are not a tar archive.
+ */
+export async function fromArchive<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (cause) {
+    throw cause instanceof IngestFailure ? cause : notTar(cause);
+  }
+}
+
+/** Skips an entry's body (the decoder cannot move on until it is consumed or cancelled). */
+export async function discard(entry: ParsedTarEntry): Promise<void> {
+  await fromArchive(entry.body.cancel());
+}
+
+/** Reads a body of at most 1 MiB (the caller checked the header size) into one array. */
+export async function readBody(entry: ParsedTarEntry): Promise<Uint8Array> {
+  const content = new Uint8Array(entry.header.size);
+  let filled = 0;
+  const reader = entry.body.getReader();
+  for (;;) {
+    const next = await fromArchive(reader.read());
+    if (next.done) break;
+    content.set(next.value, filled);
+    filled += next.value.byteLength;
+  }
+  if (filled !== content.byteLength) throw notTar(new Error("an entry ends before its size"));
+  return content;
+}
+
+/** A fresh name for one upload's packs (32 hex digits). */
+export function newUploadName(): string {
+  return crypto.randomUUID().replace(/-/g, "");
+}
