@@ -235,13 +235,15 @@ export function createApi(opts: ApiOptions) {
       return json(SessionSchema, "POST", "/v1/sessions", body);
     },
 
+    /** `GET /v1/sessions`; `awaiting: "me"`: the sessions waiting for the caller's approval. */
     listSessions(
-      q: { limit?: number; before?: string } = {},
+      q: { limit?: number; before?: string; awaiting?: "me" } = {},
       call?: CallOptions,
     ): Promise<SessionList> {
       const params = new URLSearchParams();
       if (q.limit !== undefined) params.set("limit", String(q.limit));
       if (q.before !== undefined) params.set("before", q.before);
+      if (q.awaiting !== undefined) params.set("awaiting", q.awaiting);
       const qs = params.size > 0 ? `?${params}` : "";
       return json(SessionListSchema, "GET", `/v1/sessions${qs}`, undefined, call);
     },

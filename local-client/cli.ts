@@ -80,6 +80,10 @@ export function buildProgram(done: (code: number) => void): Command {
       .option(
         "--planners <list>",
         "best-of-N: one session per planner, e.g. anthropic,openai (at most 4)",
+      )
+      .option(
+        "--approvers <labels>",
+        "owners who must approve the plan (comma-separated labels); you can still keep it planning",
       ),
   ).action(async (task: string[], opts: PlanFlags) => done(await runPlan(task, opts)));
 
@@ -122,8 +126,11 @@ export function buildProgram(done: (code: number) => void): Command {
 
   serverOptions(program.command("list").description("list your sessions, newest first"))
     .option("--limit <n>", "how many (1–100)", "50")
+    .option("--awaiting-me", "list the sessions waiting for your approval instead")
     .option("--json", "print the list as JSON")
-    .action(async (opts: ServerFlags & { limit?: string }) => done(await runList(opts)));
+    .action(async (opts: ServerFlags & { limit?: string; awaitingMe?: boolean }) =>
+      done(await runList(opts)),
+    );
 
   serverOptions(
     program

@@ -104,6 +104,11 @@ export function reviewScreen(state: ReviewState): ReviewScreen {
       withheld.push(
         `The plan is too large to approve (${planChars.toLocaleString("en-US")} characters; the limit is ${MAX_APPROVABLE_PLAN_CHARS.toLocaleString("en-US")}). Ask the planner to shorten it.`,
       );
+    } else if ((session.approvers ?? []).length > 0 && session.your_role !== "approver") {
+      // Team review: approving is a listed approver's, with their own token.
+      withheld.push(
+        `This plan needs the approval of ${(session.approvers ?? []).map(terminalLine).join(" or ")}; they approve it with planport review ${terminalLine(session.id)} and their own token. You can keep it planning.`,
+      );
     } else {
       if (session.can_execute_remotely) {
         choices.push({
@@ -116,11 +121,19 @@ export function reviewScreen(state: ReviewState): ReviewScreen {
           `The ${terminalLine(session.planner)} planner cannot carry out plans in the cloud; send the plan here instead, or keep planning.`,
         );
       }
-      choices.push({
-        value: "teleport",
-        label: "Approve and send here",
-        hint: "teleport the plan to this terminal and hand it off",
-      });
+      choices.push(
+        session.your_role === "approver"
+          ? {
+              value: "teleport",
+              label: "Approve and send to the requester's terminal",
+              hint: "the requester's planport receives the plan and hands it off",
+            }
+          : {
+              value: "teleport",
+              label: "Approve and send here",
+              hint: "teleport the plan to this terminal and hand it off",
+            },
+      );
     }
     choices.push(
       { value: "feedback", label: "Keep planning, with feedback", hint: "type what should change" },

@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { err, ok, PLANNER_NAMES, type PlannerName, type Result } from "./protocol/index.ts";
+import {
+  err,
+  OWNER_LABEL_PATTERN,
+  ok,
+  PLANNER_NAMES,
+  type PlannerName,
+  type Result,
+} from "./protocol/index.ts";
 
 /**
  * The worker's settings (wrangler.toml vars, `--var`), parsed with one policy: an unset or
@@ -43,6 +50,34 @@ export interface WorkerConfig {
    * POSTed and the key they are signed with, or null when no URL is set (no webhooks).
    */
   webhook: WebhookTarget | null;
+  /**
+   * PLANPORT_TOKENS: the API tokens, each with its owner label or null (a bare token). Never log
+   * a token.
+   */
+  tokens: readonly ConfiguredToken[];
+  /**
+   * PLANPORT_REQUIRE_APPROVAL: `other-owner` makes every session need the approval of an owner
+   * other than its requester (docs/PROTOCOL.md "Team review"); `none` by default.
+   */
+  requireApproval: "none" | "other-owner";
+}
+
+/** One entry of PLANPORT_TOKENS: `label:token`, or a bare token (label null). */
+export interface ConfiguredToken {
+  label: string | null;
+  token: string;
+}
+
+/** Configured labels may not look like the name a bare token is shown by (`owner-3f5c1a2b`). */
+export const BARE_TOKEN_LABEL_PREFIX = "owner-";
+
+/**
+ * The label of an owner whose token has none: `owner-` + the first 8 hex digits of its id.
+ *
+ * @example bareTokenLabel("3f5c1a2b9d…") // "owner-3f5c1a2b"
+ */
+export function bareTokenLabel(owner: string): string {
+  return `${BARE_TOKEN_LABEL_PREFIX}${owner.slice(0, 8)}`;
 }
 
 /** Where webhooks go (docs/PROTOCOL.md "Webhooks"). Never log `secret`. */
@@ -80,6 +115,8 @@ export interface ConfigVars {
   PLANPORT_PRICES?: string;
   PLANPORT_WEBHOOK_URL?: string;
   PLANPORT_WEBHOOK_SECRET?: string;
+  PLANPORT_TOKENS?: string;
+  PLANPORT_REQUIRE_APPROVAL?: string;
 }
 
 const MS_PER_DAY = 86_400_000;
@@ -134,6 +171,7 @@ export function readConfig(vars: ConfigVars): Result<WorkerConfig, string> {
         raw(vars, "PLANPORT_WEBHOOK_URL"),
         raw(vars, "PLANPORT_WEBHOOK_SECRET"),
       ),
+      ...teamSettings(vars),
     });
   } catch (error) {
     if (error instanceof SettingError) return err(error.message);
@@ -183,6 +221,8 @@ const KEYS: readonly (keyof ConfigVars)[] = [
   "PLANPORT_PRICES",
   "PLANPORT_WEBHOOK_URL",
   "PLANPORT_WEBHOOK_SECRET",
+  "PLANPORT_TOKENS",
+  "PLANPORT_REQUIRE_APPROVAL",
 ];
 
 /**
@@ -363,4 +403,59 @@ function prices(value: string | null): Record<string, ModelPrice> {
       },
     ]),
   );
+}
+
+/**
+ * PLANPORT_TOKENS (comma-separated; each entry `label:token` or a bare token, split at the
+ * first `:`, so a token that itself holds a `:` needs a label) and PLANPORT_REQUIRE_APPROVAL.
+ * Labels are 1–32 of a-z, 0-9, `_` and `-`, unique, and never start with `owner-` (the name a
+ * bare token is shown by); a token appears once. `other-owner` needs a second token. A token
+ * is never repeated in a message: it is a credential.
+ */
+function teamSettings(vars: ConfigVars): Pick<WorkerConfig, "tokens" | "requireApproval"> {
+  const tokens: ConfiguredToken[] = [];
+  const labels = new Set<string>();
+  const seen = new Set<string>();
+  const entries = (vars.PLANPORT_TOKENS ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
+  entries.forEach((entry, index) => {
+    const colon = entry.indexOf(":");
+    const label = colon < 0 ? null : entry.slice(0, colon).trim();
+    const token = colon < 0 ? entry : entry.slice(colon + 1).trim();
+    const where = `entry ${index + 1} of PLANPORT_TOKENS`;
+    if (label !== null) {
+      if (!OWNER_LABEL_PATTERN.test(label) || label.startsWith(BARE_TOKEN_LABEL_PREFIX)) {
+        throw new SettingError(
+          `The server's ${where} has the label ${JSON.stringify(label.slice(0, 40))}, which is not 1–32 of a-z, 0-9, _ and - (starting with a letter or digit, not with "${BARE_TOKEN_LABEL_PREFIX}"); fix it (label:token) and restart the worker.`,
+        );
+      }
+      if (labels.has(label)) {
+        throw new SettingError(
+          `The server's PLANPORT_TOKENS gives the label ${JSON.stringify(label)} to two tokens; labels name one owner each, so make them unique and restart the worker.`,
+        );
+      }
+      labels.add(label);
+    }
+    if (token === "") {
+      throw new SettingError(
+        `The server's ${where} has a label but no token after the ":"; write label:token and restart the worker.`,
+      );
+    }
+    if (seen.has(token)) {
+      throw new SettingError(
+        `The server's ${where} repeats a token given before; each token is one owner, so list it once and restart the worker.`,
+      );
+    }
+    seen.add(token);
+    tokens.push({ label, token });
+  });
+  const requireApproval = oneOf(vars, "PLANPORT_REQUIRE_APPROVAL", ["none", "other-owner"], "none");
+  if (requireApproval === "other-owner" && tokens.length < 2) {
+    throw new SettingError(
+      "The server's PLANPORT_REQUIRE_APPROVAL is other-owner, but PLANPORT_TOKENS holds fewer than two tokens, so no plan could ever be approved; add a token for the approver (label:token) or set it to none, and restart the worker.",
+    );
+  }
+  return { tokens, requireApproval };
 }

@@ -11,8 +11,13 @@ export interface Env extends PlannerEnv {
   SESSIONS: DurableObjectNamespace<SessionObject>;
   OWNERS: DurableObjectNamespace<OwnerIndex>;
   SNAPSHOTS: R2Bucket;
-  /** Comma-separated API tokens; each token is one owner. Unset = every call is refused. */
+  /**
+   * Comma-separated API tokens, each bare or `label:token`; each token is one owner. Unset =
+   * every call is refused.
+   */
   PLANPORT_TOKENS?: string;
+  /** `none` (default) or `other-owner`: every plan needs another owner's approval. */
+  PLANPORT_REQUIRE_APPROVAL?: string;
   PLANPORT_PLANNER?: string;
   PLANPORT_RETENTION_DAYS?: string;
   /** Days without activity before a session that never ended is archived (default 30). */

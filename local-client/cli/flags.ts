@@ -3,6 +3,8 @@ import { open } from "node:fs/promises";
 import { resolve } from "node:path";
 import {
   MAX_APPROVABLE_PLAN_CHARS,
+  MAX_APPROVERS,
+  OWNER_LABEL_PATTERN,
   PLANNER_NAMES,
   type PlannerName,
   VARIANTS,
@@ -36,6 +38,8 @@ export interface PlanFlags extends PollFlags {
   planners?: string;
   /** A draft to refine (`seed_plan`): a file, or `-` for stdin. */
   seedPlan?: string;
+  /** Owner labels whose approval the plan needs (comma-separated; team review). */
+  approvers?: string;
 }
 
 /** The most sessions one best-of-N group starts (CONTRACT: `--attempts` 1–4). */
@@ -114,6 +118,36 @@ export function variantFlag(name: string | undefined): Variant | undefined {
     );
   }
   return name as Variant;
+}
+
+/**
+ * `--approvers a,b`: the owner labels whose approval the plan needs (docs/PROTOCOL.md "Team
+ * review"), checked for shape here; whether each is a known owner only the server can say.
+ *
+ * @example
+ * approversFlag("bob, carol") // → ["bob", "carol"]
+ * approversFlag("Bob") // throws UsageError "--approvers: Bob is not an owner label; …"
+ */
+export function approversFlag(list: string | undefined): string[] | undefined {
+  if (list === undefined) return undefined;
+  const labels = list
+    .split(",")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+  if (labels.length === 0) {
+    throw new UsageError("--approvers needs at least one owner label, e.g. --approvers bob,carol");
+  }
+  if (labels.length > MAX_APPROVERS) {
+    throw new UsageError(`--approvers names ${labels.length} owners; at most ${MAX_APPROVERS}`);
+  }
+  for (const label of labels) {
+    if (!OWNER_LABEL_PATTERN.test(label)) {
+      throw new UsageError(
+        `--approvers: ${terminalLine(label).slice(0, 40)} is not an owner label; labels are 1–32 of a-z, 0-9, _ and - (ask your server's admin for your teammates' labels)`,
+      );
+    }
+  }
+  return labels;
 }
 
 /**

@@ -19,6 +19,7 @@ import { errorText, pollErrorText } from "./advice.ts";
 import { type Connection, connect } from "./connection.ts";
 import { EXIT, exitCodeForError, exitCodeForReason } from "./exit-codes.ts";
 import {
+  approversFlag,
   type PlanFlags,
   type PollFlags,
   planTask,
@@ -63,6 +64,7 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
     const settings = pollSettings(flags);
     const planners = sessionPlanners(flags);
     const variant = variantFlag(flags.variant);
+    const approvers = approversFlag(flags.approvers);
     // The embedded worker (if needed) starts while the snapshot is being built.
     const connecting = connect(flags, { ...reporter, signal: interrupt.signal });
     connecting.catch(() => {});
@@ -89,6 +91,7 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
       snapshot_id: snapshot.id,
       variant,
       ...(seedPlan !== undefined && { seed_plan: seedPlan }),
+      ...(approvers !== undefined && { approvers }),
     };
     if (planners.length > 1) {
       return await runGroup(conn, { request, planners }, settings, reporter, interrupt.signal);

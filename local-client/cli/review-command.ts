@@ -81,11 +81,14 @@ export async function runReview(sessionId: string, flags: ReviewFlags): Promise<
     // Another planport on this machine may already wait for this plan (`plan`, `attach`): it
     // then receives a teleport, and this review only decides.
     let waiter: number | null = null;
-    try {
-      release = acquirePollLock(sessionId);
-    } catch (err) {
-      if (!(err instanceof PollLockedError)) throw err;
-      waiter = err.pid;
+    // An approver's review only decides: the plan goes to the requester's polling terminal.
+    if (session.your_role !== "approver") {
+      try {
+        release = acquirePollLock(sessionId);
+      } catch (err) {
+        if (!(err instanceof PollLockedError)) throw err;
+        waiter = err.pid;
+      }
     }
     return await review(conn, session, settings, intervalMs, interrupt.signal, waiter);
   } catch (err) {
@@ -97,7 +100,7 @@ export async function runReview(sessionId: string, flags: ReviewFlags): Promise<
     }
     const message =
       err instanceof ApiError && err.status === 404
-        ? `Session ${sessionId} was not found: check the id, and that the token is the one that created it.`
+        ? `Session ${sessionId} was not found: check the id, and that the token is the one that created it (or one of its approvers).`
         : errorText(err, { source: conn?.source, sessionId });
     process.stderr.write(`planport: ${terminalText(message)}\n`);
     return exitCodeForError(err);
@@ -118,6 +121,10 @@ async function review(
 ): Promise<number> {
   const { api } = conn;
   const id = first.id;
+  // Another planport here waits for the plan, or this is an approver's review (team review):
+  // either way this review only decides, and never receives a teleport itself.
+  const approver = first.your_role === "approver";
+  const decidesOnly = waiter !== null || approver;
   const readPlan = async (): Promise<PlanFile | null> => {
     const plan = await api.plan(id, { signal });
     return plan.revision > 0 ? plan : null;
@@ -137,25 +144,24 @@ async function review(
   // The poll (the polling terminal): resolves with the outcome, or the PollError that ends it.
   const pollStop = new AbortController();
   signal.addEventListener("abort", () => pollStop.abort());
-  const sidecar = waiter === null ? loadSidecar(id) : null;
+  const sidecar = decidesOnly ? null : loadSidecar(id);
   type PollEnd = { outcome: PollOutcome } | { error: unknown };
   let ended: PollEnd | null = null;
-  const poll: Promise<PollEnd> =
-    waiter !== null
-      ? new Promise<PollEnd>(() => {})
-      : pollForApprovedExitPlanMode({
-          server: conn.server,
-          token: conn.token,
-          sessionId: id,
-          intervalMs,
-          // A review stays open as long as the user keeps it open.
-          timeoutMs: 7 * 24 * 3_600_000,
-          signal: pollStop.signal,
-          resume: sidecar ? { cursor: sidecar.cursor, scanner: sidecar.scanner } : undefined,
-        }).then(
-          (outcome) => ({ outcome }),
-          (error: unknown) => ({ error }),
-        );
+  const poll: Promise<PollEnd> = decidesOnly
+    ? new Promise<PollEnd>(() => {})
+    : pollForApprovedExitPlanMode({
+        server: conn.server,
+        token: conn.token,
+        sessionId: id,
+        intervalMs,
+        // A review stays open as long as the user keeps it open.
+        timeoutMs: 7 * 24 * 3_600_000,
+        signal: pollStop.signal,
+        resume: sidecar ? { cursor: sidecar.cursor, scanner: sidecar.scanner } : undefined,
+      }).then(
+        (outcome) => ({ outcome }),
+        (error: unknown) => ({ error }),
+      );
   void poll.then((end) => {
     ended = end;
     closePrompt("finished");
@@ -163,9 +169,11 @@ async function review(
 
   // The screen's own refresh: session and plan, drawn again when they change.
   const refresh = (async () => {
-    while (!signal.aborted && ended === null) {
+    // Ends with the poll too: a review that only decides has no poll to end it (its `ended`
+    // stays null), and an aborted sleep returns at once, so without this it would spin.
+    while (!signal.aborted && !pollStop.signal.aborted && ended === null) {
       await sleep(intervalMs, pollStop.signal);
-      if (signal.aborted || ended !== null) return;
+      if (signal.aborted || pollStop.signal.aborted || ended !== null) return;
       try {
         const next = { session: await api.getSession(id, { signal }), plan: await readPlan() };
         if (screenKey(next) !== key) {
@@ -179,8 +187,9 @@ async function review(
     }
   })();
 
-  let notice =
-    waiter === null
+  let notice = approver
+    ? "You review this plan as an approver: a plan you send to a terminal goes to the requester's terminal."
+    : waiter === null
       ? ""
       : `planport (process ${waiter}) on this machine is waiting for this plan and receives it if you send it here.`;
   try {
@@ -191,10 +200,12 @@ async function review(
       const screen = reviewScreen(state);
       draw(state, screen, notice);
       notice = "";
-      if (screen.over && waiter !== null) {
+      if (screen.over && decidesOnly) {
         // The planport that waits for this plan hands it off; nothing more happens here.
         process.stdout.write(
-          `The session is over; planport (process ${waiter}) hands off its plan.\n`,
+          approver
+            ? "The session is over; the requester's planport hands off its plan.\n"
+            : `The session is over; planport (process ${waiter}) hands off its plan.\n`,
         );
         return overExitCode(state.session);
       }
@@ -226,7 +237,7 @@ async function review(
   }
 
   pollStop.abort();
-  const end: PollEnd | null = ended ?? (waiter === null ? await poll : null);
+  const end: PollEnd | null = ended ?? (decidesOnly ? null : await poll);
   if (end !== null && "outcome" in end) {
     removeSidecar(id);
     process.stdout.write("\n");

@@ -113,17 +113,30 @@ async function readAdherence(
   }
 }
 
-/** `planport list`: your sessions, newest first (at most `--limit`, 1–100). */
-export function runList(flags: ServerFlags & { limit?: string }): Promise<number> {
+/**
+ * `planport list`: your sessions, newest first (at most `--limit`, 1–100); with
+ * `--awaiting-me`, the sessions waiting for your approval instead (team review).
+ */
+export function runList(
+  flags: ServerFlags & { limit?: string; awaitingMe?: boolean },
+): Promise<number> {
   return withConnection(flags, async ({ api }) => {
     const limit = flags.limit === undefined ? 50 : Number(flags.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
       err("planport: --limit must be a whole number from 1 to 100");
       return EXIT.usage;
     }
-    const list = await withRetry(() => api.listSessions({ limit }));
+    const list = await withRetry(() =>
+      api.listSessions({ limit, ...(flags.awaitingMe === true && { awaiting: "me" as const }) }),
+    );
+    if (flags.awaitingMe === true && list.data.length === 0 && !flags.json) {
+      err("no session is waiting for your approval");
+      return EXIT.ok;
+    }
     process.stdout.write(
-      flags.json ? `${terminalJson(list)}\n` : `${sessionTable(list.data, Date.now())}\n`,
+      flags.json
+        ? `${terminalJson(list)}\n`
+        : `${sessionTable(list.data, Date.now(), { requester: flags.awaitingMe === true })}\n`,
     );
     return EXIT.ok;
   });

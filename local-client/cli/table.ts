@@ -41,13 +41,30 @@ export function costLabel(usd: number | null | undefined): string {
 /**
  * One row per session: id, title, status, phase, rejections, cost, age, review link.
  */
-export function sessionTable(sessions: readonly Session[], nowMs: number): string {
+export function sessionTable(
+  sessions: readonly Session[],
+  nowMs: number,
+  opts: { requester?: boolean } = {},
+): string {
   if (sessions.length === 0) return "No sessions yet. Start one with: planport plan <task…>";
-  const header = ["ID", "TITLE", "STATUS", "PHASE", "REJ", "COST", "AGE", "REVIEW"];
+  // `--awaiting-me` (team review) adds who asked for the approval, after the title.
+  const from = opts.requester === true;
+  const header = [
+    "ID",
+    "TITLE",
+    ...(from ? ["FROM"] : []),
+    "STATUS",
+    "PHASE",
+    "REJ",
+    "COST",
+    "AGE",
+    "REVIEW",
+  ];
   const rows = sessions.map((s) =>
     [
       s.id,
       truncateLine(terminalLine(s.title), TITLE_MAX_CHARS),
+      ...(from ? [s.requested_by ?? "—"] : []),
       s.status,
       phaseLabel(s.phase),
       String(s.reject_count),
@@ -92,6 +109,7 @@ export function sessionDetails(s: Session, nowMs: number): string {
     ["planner", s.planner + (s.can_execute_remotely ? "" : " (cannot execute remotely)")],
     ["variant", s.variant ?? "simple"],
     ...(s.group ? ([["group", s.group]] as [string, string][]) : []),
+    ...teamFields(s),
     ["rejections", String(s.reject_count)],
     ["outcome", outcome],
     ["age", formatAge(nowMs - Date.parse(s.created_at))],
@@ -101,4 +119,17 @@ export function sessionDetails(s: Session, nowMs: number): string {
   ];
   const width = Math.max(...fields.map(([k]) => k.length));
   return fields.map(([k, v]) => `${k.padEnd(width)}  ${terminalLine(v)}`).join("\n");
+}
+
+/** Who asked, who must approve and who decided (team review); nothing from older servers. */
+function teamFields(s: Session): [string, string][] {
+  const fields: [string, string][] = [];
+  if (s.requested_by !== undefined) fields.push(["requester", s.requested_by]);
+  if (s.approvers !== undefined && s.approvers.length > 0) {
+    fields.push(["approvers", s.approvers.join(", ")]);
+  }
+  if (s.decided_by) fields.push(["decided by", s.decided_by]);
+  if (s.share_url !== undefined && s.share_url !== s.review_url)
+    fields.push(["share", s.share_url]);
+  return fields;
 }

@@ -56,6 +56,7 @@ export async function startPlan(
       ...(args.variant ? { variant: args.variant } : {}),
       ...(args.planner ? { planner: args.planner } : {}),
       ...(args.seed_plan ? { seed_plan: args.seed_plan } : {}),
+      ...(args.approvers ? { approvers: args.approvers } : {}),
     });
     saveSidecar(
       {

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import {
   MAX_APPROVABLE_PLAN_CHARS,
+  MAX_APPROVERS,
+  OWNER_LABEL_PATTERN,
   PLANNER_NAMES,
   SESSION_ID_PATTERN,
   VARIANTS,
@@ -57,6 +59,14 @@ export const PLAN_ARGS = {
     .enum(PLANNER_NAMES)
     .optional()
     .describe("Which planner runs the session (default: the server's choice)."),
+  approvers: z
+    .array(z.string().regex(OWNER_LABEL_PATTERN, "must be owner labels (a-z, 0-9, _ and -)"))
+    .min(1)
+    .max(MAX_APPROVERS)
+    .optional()
+    .describe(
+      "Owner labels of teammates who must approve the plan (team review); only they can approve it or send it to a terminal.",
+    ),
 };
 
 export const WAIT_ARGS = {

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { bareTokenLabel, configOf } from "../config.ts";
 import type { Env } from "../env.ts";
 import type { Access } from "../session/result.ts";
 import { sendFailure } from "./errors.ts";
@@ -11,8 +12,14 @@ import { clientAddress, overLimit } from "./rate-limit.ts";
  * review key (`X-Review-Key`), which the session object checks itself.
  */
 
-/** `access` is set on every authenticated route; `owner` only where a bearer token is required. */
-export type AppEnv = { Bindings: Env; Variables: { access: Access; owner: string } };
+/**
+ * `access` is set on every authenticated route; `owner` and its `label` only where a bearer
+ * token is required.
+ */
+export type AppEnv = {
+  Bindings: Env;
+  Variables: { access: Access; owner: string; label: string };
+};
 
 const OWNER_HASH_PREFIX = "planport:owner:";
 const OWNER_ID_HEX_CHARS = 32;
@@ -36,30 +43,46 @@ export async function ownerIdOf(token: string): Promise<string> {
   return hex(await sha256(OWNER_HASH_PREFIX + token)).slice(0, OWNER_ID_HEX_CHARS);
 }
 
-interface ConfiguredToken {
-  digest: Uint8Array;
+/** An owner the server knows: its id (a hash) and the label users type and see. */
+export interface KnownOwner {
   owner: string;
+  label: string;
+}
+
+interface ConfiguredOwner extends KnownOwner {
+  digest: Uint8Array;
 }
 
 /**
- * Digests and owner ids of the configured tokens, computed once per distinct configuration
- * (every authenticated request, polls above all, then costs one digest).
+ * Digests, owner ids and labels of the configured tokens, computed once per distinct
+ * configuration (every authenticated request, polls above all, then costs one digest).
  */
-const configuredTokens = new Map<string, Promise<ConfiguredToken[]>>();
+const configuredOwners = new Map<string, Promise<ConfiguredOwner[]>>();
 
-function tokensOf(configured: string): Promise<ConfiguredToken[]> {
-  let tokens = configuredTokens.get(configured);
-  if (tokens === undefined) {
-    const list = configured
-      .split(",")
-      .map((t) => t.trim())
-      .filter((t) => t !== "");
-    tokens = Promise.all(
-      list.map(async (token) => ({ digest: await sha256(token), owner: await ownerIdOf(token) })),
+function ownersOf(configured: string): Promise<ConfiguredOwner[]> {
+  let owners = configuredOwners.get(configured);
+  if (owners === undefined) {
+    // The API checked the settings before this runs (app.ts); a bad entry throws ConfigError.
+    const tokens = configOf({ PLANPORT_TOKENS: configured }).tokens;
+    owners = Promise.all(
+      tokens.map(async ({ label, token }) => {
+        const owner = await ownerIdOf(token);
+        return { digest: await sha256(token), owner, label: label ?? bareTokenLabel(owner) };
+      }),
     );
-    configuredTokens.set(configured, tokens);
+    configuredOwners.set(configured, owners);
   }
-  return tokens;
+  return owners;
+}
+
+/**
+ * Every owner of PLANPORT_TOKENS with its label, in the configured order.
+ *
+ * @example (await knownOwners(env.PLANPORT_TOKENS)).map((o) => o.label) // ["alice", "bob"]
+ */
+export async function knownOwners(configured: string | undefined): Promise<KnownOwner[]> {
+  if (configured === undefined) return [];
+  return (await ownersOf(configured)).map(({ owner, label }) => ({ owner, label }));
 }
 
 /**
@@ -72,14 +95,23 @@ export async function ownerOfToken(
   presented: string,
   configured: string | undefined,
 ): Promise<string | null> {
+  return (await knownOwnerOfToken(presented, configured))?.owner ?? null;
+}
+
+async function knownOwnerOfToken(
+  presented: string,
+  configured: string | undefined,
+): Promise<KnownOwner | null> {
   if (configured === undefined || presented === "") return null;
-  const tokens = await tokensOf(configured);
+  const owners = await ownersOf(configured);
   const digest = await sha256(presented);
-  let owner: string | null = null;
-  for (const token of tokens) {
-    if (crypto.subtle.timingSafeEqual(digest, token.digest) && owner === null) owner = token.owner;
+  let found: KnownOwner | null = null;
+  for (const o of owners) {
+    if (crypto.subtle.timingSafeEqual(digest, o.digest) && found === null) {
+      found = { owner: o.owner, label: o.label };
+    }
   }
-  return owner;
+  return found;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -87,11 +119,11 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 async function ownerAccess(
   header: string,
   configured: string | undefined,
-): Promise<{ kind: "owner"; owner: string } | null> {
+): Promise<{ kind: "owner"; owner: string; label: string } | null> {
   const token = BEARER.exec(header)?.[1];
   if (token === undefined) return null;
-  const owner = await ownerOfToken(token, configured);
-  return owner === null ? null : { kind: "owner", owner };
+  const found = await knownOwnerOfToken(token, configured);
+  return found === null ? null : { kind: "owner", ...found };
 }
 
 const UNAUTHORIZED_MESSAGE =
@@ -119,6 +151,7 @@ export const requireOwner: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (refused) return refused;
   c.set("access", access);
   c.set("owner", access.owner);
+  c.set("label", access.label);
   await next();
 };
 

@@ -7,12 +7,13 @@ import {
   FeedQuerySchema,
   ListSessionsQuerySchema,
   SESSION_ID_PATTERN,
+  SuggestionBodySchema,
   TextMessageSchema,
 } from "../protocol/index.ts";
 import { NOT_FOUND } from "../session/result.ts";
 import { createSession, listSessions, sessionStub } from "../session/sessions.ts";
-import { type AppEnv, requireOwner, requireSessionAccess } from "./auth.ts";
-import { sendError, sendResult } from "./errors.ts";
+import { type AppEnv, knownOwners, requireOwner, requireSessionAccess } from "./auth.ts";
+import { sendError, sendFailure, sendResult } from "./errors.ts";
 import { linkBase } from "./public-url.ts";
 import { limitPerOwner } from "./rate-limit.ts";
 import { jsonBodyLimit, readJson, readQuery } from "./validate.ts";
@@ -31,13 +32,26 @@ sessionRoutes.post(
   async (c) => {
     const body = await readJson(c, CreateSessionSchema);
     if (!body.ok) return sendError(c, body.error);
-    return sendResult(c, await createSession(c.env, c.get("owner"), body.value, linkBase(c)), 201);
+    const team = { label: c.get("label"), known: await knownOwners(c.env.PLANPORT_TOKENS) };
+    return sendResult(
+      c,
+      await createSession(c.env, c.get("owner"), body.value, linkBase(c), { team }),
+      201,
+    );
   },
 );
 
 sessionRoutes.get("/v1/sessions", requireOwner, async (c) => {
   const query = readQuery(c, ListSessionsQuerySchema);
   if (!query.ok) return sendError(c, query.error);
+  if (query.value.awaiting !== undefined && query.value.group !== undefined) {
+    return sendFailure(
+      c,
+      400,
+      "invalid_query",
+      "awaiting=me lists other owners' sessions, which are in none of your groups; leave out group.",
+    );
+  }
   return sendResult(c, await listSessions(c.env, c.get("owner"), query.value, linkBase(c)));
 });
 
@@ -97,6 +111,22 @@ sessionRoutes.post("/v1/sessions/:id/decision", ...sessionScope, jsonBodyLimit, 
   if (!body.ok) return sendError(c, body.error);
   const stub = sessionStub(c.env, c.req.param("id"));
   return sendResult(c, await stub.decide(c.get("access"), body.value, linkBase(c)));
+});
+
+// Team review (docs/PROTOCOL.md "Team review"): comments kept as suggestions for the decider,
+// open to the share link too.
+sessionRoutes.get("/v1/sessions/:id/comments", ...sessionScope, async (c) => {
+  const stub = sessionStub(c.env, c.req.param("id"));
+  const list = await stub.suggestions(c.get("access"));
+  return list.ok ? c.json({ data: list.value }) : sendError(c, list.error);
+});
+
+sessionRoutes.post("/v1/sessions/:id/comments", ...sessionScope, jsonBodyLimit, async (c) => {
+  const body = await readJson(c, SuggestionBodySchema.strict());
+  if (!body.ok) return sendError(c, body.error);
+  const stub = sessionStub(c.env, c.req.param("id"));
+  const list = await stub.suggest(c.get("access"), body.value);
+  return list.ok ? c.json({ data: list.value }, 201) : sendError(c, list.error);
 });
 
 sessionRoutes.post("/v1/sessions/:id/archive", ...sessionScope, async (c) => {

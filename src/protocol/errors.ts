@@ -25,6 +25,9 @@ export type ErrorCode =
   | "cannot_execute_remotely"
   | "plan_too_large"
   | "session_ended"
+  | "view_only"
+  | "approval_required"
+  | "unknown_approver"
   | "payload_too_large"
   | "snapshot_too_large"
   | "snapshot_too_many_files"
@@ -32,7 +35,7 @@ export type ErrorCode =
   | "server_misconfigured"
   | "internal_error";
 
-export type FailureStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500;
+export type FailureStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500;
 
 /** A refusal: the HTTP status, the error code and a sentence the user can act on. */
 export interface Failure {

@@ -145,6 +145,11 @@ export type DecisionKind = (typeof DECISIONS)[number];
 export const EventDecisionSchema = z.object({
   tool_use_id: z.string(),
   kind: z.enum(DECISIONS),
+  /**
+   * Who decided (docs/PROTOCOL.md "Team review"): an owner label, or `review link` for the
+   * holder of the decision key. Absent on decisions recorded before it existed.
+   */
+  decided_by: z.string().optional(),
 });
 export type EventDecision = z.infer<typeof EventDecisionSchema>;
 

@@ -1,7 +1,14 @@
 import { z } from "zod";
 import { DECISIONS, FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, TextBlockSchema } from "./events.ts";
 import { MAX_APPROVABLE_PLAN_CHARS } from "./limits.ts";
-import { GROUP_PATTERN, PERMISSION_MODES, PLANNER_NAMES, VARIANTS } from "./session.ts";
+import {
+  GROUP_PATTERN,
+  MAX_APPROVERS,
+  OWNER_LABEL_PATTERN,
+  PERMISSION_MODES,
+  PLANNER_NAMES,
+  VARIANTS,
+} from "./session.ts";
 
 /** Request bodies and query strings of docs/PROTOCOL.md "HTTP API", validated at the edge. */
 
@@ -65,6 +72,15 @@ export const CreateSessionSchema = z.object({
     .min(1, "must not be empty")
     .max(MAX_APPROVABLE_PLAN_CHARS, `must be at most ${MAX_APPROVABLE_PLAN_CHARS} characters`)
     .optional(),
+  /**
+   * Owner labels whose approval the plan needs (docs/PROTOCOL.md "Team review"): approve and
+   * teleport are then accepted only from one of their bearer tokens.
+   */
+  approvers: z
+    .array(z.string().regex(OWNER_LABEL_PATTERN, "must be owner labels (a-z, 0-9, _ and -)"))
+    .min(1, "must name at least one owner label (leave it out for no required approval)")
+    .max(MAX_APPROVERS)
+    .optional(),
 });
 export type CreateSession = z.infer<typeof CreateSessionSchema>;
 
@@ -77,6 +93,8 @@ export const ListSessionsQuerySchema = z.object({
     .string()
     .regex(GROUP_PATTERN, "must be a group name (1–64 of a-z, 0-9, _ and -)")
     .optional(),
+  /** `me`: the sessions waiting for the caller's approval instead (docs/PROTOCOL.md "Team review"). */
+  awaiting: z.literal("me", { error: "must be me" }).optional(),
 });
 
 export const FeedQuerySchema = z.object({
@@ -98,6 +116,9 @@ export const CommentSchema = z.object({
   text: z.string().trim().min(1).max(10_000),
 });
 export type Comment = z.infer<typeof CommentSchema>;
+
+/** A comment left as a suggestion (`POST /v1/sessions/:id/comments`). */
+export const SuggestionBodySchema = CommentSchema;
 
 export const DecisionSchema = z.object({
   tool_use_id: z.string().min(1).max(200),

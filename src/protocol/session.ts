@@ -37,6 +37,15 @@ export type PlannerName = (typeof PLANNER_NAMES)[number];
 export const VARIANTS = ["simple", "visual", "deep"] as const;
 export type Variant = (typeof VARIANTS)[number];
 
+/**
+ * An owner label (`PLANPORT_TOKENS` `label:token`): what users type and see for an owner. A
+ * token without one is shown as `owner-` + the first 8 hex digits of its owner id, a name
+ * configured labels may not take.
+ */
+export const OWNER_LABEL_PATTERN = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+/** The most approvers one session may name. */
+export const MAX_APPROVERS = 20;
+
 /** A best-of-N group name: sessions started together to compare their plans. */
 export const GROUP_PATTERN = /^[a-z0-9_-]{1,64}$/;
 
@@ -105,6 +114,8 @@ export interface PlanDecisionRecord {
   comments: { quote: string; text: string }[];
   /** The user sent an edited plan with this decision. */
   plan_edited: boolean;
+  /** Who decided (an owner label, or `review link`); null or absent on older decisions. */
+  decided_by?: string | null;
   /** ISO time of the decision. */
   decided_at: string;
 }
@@ -145,8 +156,38 @@ export const SessionSchema = z.object({
   snapshot_id: z.string().nullable().optional(),
   /** ISO time of the last events poll made with a bearer token ("a terminal is polling"). */
   terminal_polled_at: z.string().nullable().optional(),
+  /**
+   * Team review (docs/PROTOCOL.md "Team review"), optional so older servers' answers parse:
+   * the read-only link, the owner labels whose approval the plan needs (empty: anyone who may
+   * decide), who approved or teleported it, and how the caller may act on the session.
+   */
+  share_url: z.string().optional(),
+  approvers: z.array(z.string()).optional(),
+  /** The requester's owner label. */
+  requested_by: z.string().optional(),
+  decided_by: z.string().nullable().optional(),
+  your_role: z.enum(["requester", "approver", "decider", "viewer"]).optional(),
+  /** How many suggestions readers left (GET /v1/sessions/:id/comments lists them). */
+  suggestion_count: z.number().int().nonnegative().optional(),
 });
 export type Session = z.infer<typeof SessionSchema>;
+
+/** How the caller may act on a session (the Session's `your_role`). */
+export type SessionRole = NonNullable<Session["your_role"]>;
+
+/** One comment a reader left on a plan, kept as a suggestion for whoever decides. */
+export const SuggestionSchema = z.object({
+  id: z.number().int().positive(),
+  quote: z.string(),
+  text: z.string(),
+  /** Who left it: an owner label, `review link` or `share link`. */
+  from: z.string(),
+  created_at: z.string(),
+});
+export type Suggestion = z.infer<typeof SuggestionSchema>;
+
+export const SuggestionListSchema = z.object({ data: z.array(SuggestionSchema) });
+export type SuggestionList = z.infer<typeof SuggestionListSchema>;
 
 export const SessionListSchema = z.object({
   data: z.array(SessionSchema),

@@ -83,12 +83,7 @@ function questionStep(deadlines: SessionDeadlines | undefined, nowMs: number): N
 }
 
 function planSteps(session: Session, openedAt: string, nowMs: number): NextStep[] {
-  const steps: NextStep[] = [
-    {
-      tone: "info",
-      text: "The plan waits for your decision, with no time limit: nothing is carried out until you approve it. Keep planning sends it back to the planner with your feedback.",
-    },
-  ];
+  const steps: NextStep[] = [{ tone: "info", text: waitingText(session) }];
   const polled = session.terminal_polled_at ? Date.parse(session.terminal_polled_at) : Number.NaN;
   if (terminalIsPolling(session, nowMs) && Number.isFinite(polled)) {
     steps.push({
@@ -117,6 +112,26 @@ function planSteps(session: Session, openedAt: string, nowMs: number): NextStep[
  * @example
  * timeText(Date.parse("2026-05-01T14:32:10Z"), Date.parse("2026-05-01T14:00:00Z")) // "14:32 UTC"
  */
+/**
+ * Who the plan waits for, as the reader of the page sees it: their own decision, an approver's
+ * (team review: the session names approvers), or — on a share link — the people deciding.
+ */
+function waitingText(session: Session): string {
+  const approvers = session.approvers ?? [];
+  const role = session.your_role;
+  const names = approvers.join(", ");
+  if (role === "viewer") {
+    return approvers.length > 0
+      ? `The plan waits for the approval of ${names}. This is a share link: you can read along and leave comments, but not decide.`
+      : "The plan waits for its requester's decision. This is a share link: you can read along and leave comments, but not decide.";
+  }
+  if (approvers.length === 0 || role === "approver") {
+    return "The plan waits for your decision, with no time limit: nothing is carried out until you approve it. Keep planning sends it back to the planner with your feedback.";
+  }
+  const who = approvers.length === 1 ? names : `one of ${names}`;
+  return `The plan waits for the approval of ${who}, with no time limit: nothing is carried out until ${approvers.length === 1 ? "they approve" : "one of them approves"} it. You can still keep planning with your feedback.`;
+}
+
 export function timeText(ms: number, nowMs: number): string {
   const iso = new Date(ms).toISOString();
   const sameDay = iso.slice(0, 10) === new Date(nowMs).toISOString().slice(0, 10);

@@ -13,6 +13,7 @@ import {
   outcomePanel,
   questionPanel,
   stopPanel,
+  suggestionsPanel,
   transcriptPanel,
 } from "./panels.ts";
 import { type RevisionQuery, revisionEntries } from "./revisions.ts";
@@ -68,8 +69,13 @@ function renderRegions(input: RegionsInput): RenderedRegions {
   return {
     view,
     title: pageTitle(view, session),
-    bodyAttrs: html`data-session-id="${session.id}" data-cursor="${lastEventId}" data-state="${view.stateKey}"`,
-    status: statusRegion(view, session, nextSteps(session, input.deadlines, input.now)),
+    bodyAttrs: html`data-session-id="${session.id}" data-cursor="${lastEventId}" data-state="${view.stateKey}"${view.viewOnly ? html` data-view-only="true"` : ""} data-suggestions="${String(input.suggestions?.length ?? 0)}"`,
+    // What happens next is the decider's business: the share page lists none of it.
+    status: statusRegion(
+      view,
+      session,
+      view.viewOnly ? [] : nextSteps(session, input.deadlines, input.now),
+    ),
     outline: outlineRegion(rendered?.outline ?? []),
     plan: planRegion(
       plan,
@@ -94,7 +100,8 @@ function renderRegions(input: RegionsInput): RenderedRegions {
     panels: html`${groupPanel(groupView(input))}
 ${questionPanel(view.question)}
 ${decisionPanel(view.decision, plan)}
-${commentsPanel(view.canComment)}
+${commentsPanel(view.canComment, view.viewOnly)}
+${suggestionsPanel(input.suggestions ?? [], view.canComment && !view.viewOnly)}
 ${messagePanel(view.canMessage)}
 ${stopPanel(view.canStop)}
 ${transcriptPanel(transcriptEntries(events, input.decisions))}`,
@@ -138,7 +145,7 @@ ${r.history}
 ${r.panels}
 </aside>
 </div>
-<noscript><p class="noscript">This page needs JavaScript to answer questions, comment and decide. The plan above is complete without it.</p></noscript>
+<noscript><p class="noscript">This page needs JavaScript to ${r.view.viewOnly ? "comment" : "answer questions, comment and decide"}. The plan above is complete without it.</p></noscript>
 <button type="button" class="floating-comment" data-action="quote-selection" hidden>Comment on selection</button>
 <script nonce="${nonce}">${rawElementText(REVIEW_SCRIPT)}</script>
 </body>
@@ -191,8 +198,19 @@ ${session.variant ? html`<span class="variant">${session.variant} variant</span>
 ${cost ? html`<span class="cost" title="model cost of this session so far">${cost}</span>` : ""}
 ${session.reject_count > 0 ? html`<span class="revisions">${session.reject_count} ${session.reject_count === 1 ? "round" : "rounds"} of feedback</span>` : ""}</p>
 <p class="phase-hint">${view.phaseHint}</p>
+${teamLine(session)}
 ${steps.length > 0 ? html`<ul class="next-steps" aria-label="What happens next">${steps.map((st) => html`<li class="next-step next-${st.tone}">${st.text}</li>`)}</ul>` : ""}
 </div>`;
+}
+
+/** Who must approve, and who decided (team review); nothing for a session without either. */
+function teamLine(session: Session): SafeHtml | string {
+  const approvers = session.approvers ?? [];
+  const parts = [
+    approvers.length > 0 ? `Needs the approval of ${approvers.join(" or ")}.` : "",
+    session.decided_by ? `Decided by ${session.decided_by}.` : "",
+  ].filter((p) => p !== "");
+  return parts.length === 0 ? "" : html`<p class="team-line" data-team>${parts.join(" ")}</p>`;
 }
 
 function outlineRegion(outline: readonly OutlineEntry[]): SafeHtml {

@@ -1,4 +1,4 @@
-import type { PlanFile } from "../protocol/index.ts";
+import type { PlanFile, Suggestion } from "../protocol/index.ts";
 import { type ChangesView, renderChanges } from "./changes.ts";
 import type { GroupView } from "./group-view.ts";
 import { html, type SafeHtml } from "./html.ts";
@@ -88,25 +88,31 @@ export function decisionPanel(view: DecisionView | null, plan: PlanFile | null):
   // Offered actions first, then the sentences that explain what is not offered. The teleport
   // button and its explanation are both rendered: the script shows one of them as terminals
   // start and stop polling while the page is open.
+  // A plan that needs someone else's approval offers this reader neither, and says why once.
+  const needsApproval = view.approvalNeeded;
   const approveButton =
     view.approve.offered && !view.tooLarge
       ? html`<button type="button" class="primary" data-action="approve">Approve and run in the cloud</button>`
       : "";
   const approveReason =
-    view.approve.offered || view.tooLarge
+    view.approve.offered || view.tooLarge || needsApproval !== null
       ? ""
       : html`<p class="unavailable" id="approve-reason"><strong>Run in the cloud is not offered.</strong> ${view.approve.reason}</p>`;
-  const teleportButton = view.tooLarge
-    ? ""
-    : html`<button type="button" class="primary" data-action="teleport" data-teleport-offer ${view.teleport.offered ? "" : html`hidden`}>Approve and send to terminal</button>`;
+  const teleportButton =
+    view.tooLarge || needsApproval !== null
+      ? ""
+      : html`<button type="button" class="primary" data-action="teleport" data-teleport-offer ${view.teleport.offered ? "" : html`hidden`}>Approve and send to terminal</button>`;
   const teleportReason = view.tooLarge
     ? ""
-    : html`<p class="unavailable" data-teleport-reason ${view.teleport.offered ? html`hidden` : ""}><strong>Send to terminal is not offered.</strong> ${view.noTerminalReason}</p>`;
+    : needsApproval !== null
+      ? html`<p class="unavailable" data-approval-reason><strong>Approval is not yours to give.</strong> ${needsApproval}</p>`
+      : html`<p class="unavailable" data-teleport-reason ${view.teleport.offered ? html`hidden` : ""}><strong>Send to terminal is not offered.</strong> ${view.noTerminalReason}</p>`;
   // The parser drops one newline right after <textarea>: emit one, so a plan that starts with
   // a blank line comes back unchanged (and is not mistaken for an edit).
-  const editor = view.tooLarge
-    ? ""
-    : html`<details class="plan-editor">
+  const editor =
+    view.tooLarge || needsApproval !== null
+      ? ""
+      : html`<details class="plan-editor">
 <summary>Edit the plan before approving</summary>
 <label for="plan-editor">The plan (markdown)</label>
 <textarea id="plan-editor" rows="18" spellcheck="false" aria-describedby="plan-editor-hint">
@@ -136,23 +142,57 @@ ${teleportReason}
 </section>`;
 }
 
-export function commentsPanel(offered: boolean): SafeHtml {
-  return html`<section id="comments" data-region="comments" data-key="${offered ? "open" : ""}" class="panel" aria-labelledby="comments-heading" ${offered ? "" : html`hidden`}>
-<h2 id="comments-heading">Comments on the plan</h2>
-<p class="hint">Select a passage of the plan and choose “Comment on selection”, or type a quote yourself. Comments are sent with “Keep planning”.</p>
-<form id="comment-form" novalidate>
+/**
+ * Inline comments. For the decider they are kept in the page and sent with “Keep planning”; on
+ * the share page (`viewOnly`) each one is sent at once, as a suggestion for the decider.
+ */
+export function commentsPanel(offered: boolean, viewOnly = false): SafeHtml {
+  const hint = viewOnly
+    ? "Select a passage of the plan and choose “Comment on selection”, or type a quote yourself. Your comment is sent at once, as a suggestion the person deciding sees."
+    : "Select a passage of the plan and choose “Comment on selection”, or type a quote yourself. Comments are sent with “Keep planning”.";
+  return html`<section id="comments" data-region="comments" data-key="${offered ? (viewOnly ? "suggest" : "open") : ""}" class="panel" aria-labelledby="comments-heading" ${offered ? "" : html`hidden`}>
+<h2 id="comments-heading">${viewOnly ? "Suggest a change" : "Comments on the plan"}</h2>
+<p class="hint">${hint}</p>
+<form id="comment-form" novalidate ${viewOnly ? html`data-suggest` : ""}>
 <fieldset class="bare" data-needs-script disabled>
 <button type="button" data-action="quote-selection" disabled>Comment on selection</button>
 <label for="comment-quote">Quoted passage</label>
 <textarea id="comment-quote" rows="2" maxlength="10000"></textarea>
 <label for="comment-text">Your note</label>
 <textarea id="comment-text" rows="3" maxlength="10000"></textarea>
-<button type="submit">Add comment</button>
+<button type="submit">${viewOnly ? "Send suggestion" : "Add comment"}</button>
 <p class="form-error" role="alert" data-form-error></p>
 </fieldset>
 </form>
-<h3 id="comment-list-heading">Your comments (<span id="comment-count">0</span>)</h3>
-<ul id="comment-list" class="comment-list" aria-labelledby="comment-list-heading"></ul>
+${
+  viewOnly
+    ? ""
+    : html`<h3 id="comment-list-heading">Your comments (<span id="comment-count">0</span>)</h3>
+<ul id="comment-list" class="comment-list" aria-labelledby="comment-list-heading"></ul>`
+}
+</section>`;
+}
+
+/**
+ * The comments readers left as suggestions (team review), with who left each. The decider may
+ * add one to their own comments, which “Keep planning” then sends to the planner.
+ */
+export function suggestionsPanel(suggestions: readonly Suggestion[], canAdopt: boolean): SafeHtml {
+  if (suggestions.length === 0) {
+    return html`<section data-region="suggestions" data-key="0" hidden></section>`;
+  }
+  const items = suggestions.map(
+    (s) => html`<li class="suggestion">
+<blockquote>${s.quote}</blockquote>
+<p>${s.text}</p>
+<p class="hint">from ${s.from}</p>
+${canAdopt ? html`<button type="button" data-action="adopt-suggestion" data-quote="${s.quote}" data-text="${s.text}">Add to my comments</button>` : ""}
+</li>`,
+  );
+  return html`<section data-region="suggestions" data-key="${String(suggestions.length)}:${canAdopt ? "adopt" : ""}" class="panel" aria-labelledby="suggestions-heading">
+<h2 id="suggestions-heading">Suggestions from viewers (${suggestions.length})</h2>
+${canAdopt ? html`<p class="hint">Add a suggestion to your comments to send it to the planner with “Keep planning”.</p>` : ""}
+<ol class="comment-list suggestion-list">${items}</ol>
 </section>`;
 }
 

@@ -9,6 +9,7 @@ import {
   reviewStateKey,
   type Session,
   type SessionPhase,
+  type Suggestion,
   TERMINAL_POLL_WINDOW_MS,
 } from "../protocol/index.ts";
 import type { RevisionInfo } from "./revisions.ts";
@@ -38,6 +39,8 @@ export interface ReviewData {
   deadlines?: SessionDeadlines;
   /** The remote execution's changes as a unified diff; absent or null when not loaded. */
   changes?: string | null;
+  /** Comments readers left as suggestions for the decider (team review); none when absent. */
+  suggestions?: readonly Suggestion[];
 }
 
 /** When the session does something by itself (the loader's shape). */
@@ -87,6 +90,8 @@ export interface DecisionView {
   teleport: Offer;
   /** Why send-to-terminal is missing when no terminal polls (shown by the script when one stops). */
   noTerminalReason: string;
+  /** Why approve and send-to-terminal are not offered to this reader at all (team review). */
+  approvalNeeded: string | null;
 }
 
 export interface OutcomeView {
@@ -113,6 +118,11 @@ export interface ReviewView {
   outcome: OutcomeView | null;
   /** Changes of this string are what the page's script watches for (besides new events). */
   stateKey: string;
+  /**
+   * The page was opened with the share link (team review): no decision, answer, message or
+   * stop controls; comments go to the decider as suggestions.
+   */
+  viewOnly: boolean;
 }
 
 /**
@@ -141,23 +151,48 @@ export function reviewView(data: ReviewData, nowMs: number): ReviewView {
   const { session, plan } = data;
   const pending = session.pending ?? null;
   const over = session.status === "archived" || session.phase === "done";
+  const viewOnly = session.your_role === "viewer";
   const question: QuestionView | null =
-    pending?.kind === "question" && !over ? questionView(pending.tool_use_id, pending.input) : null;
+    pending?.kind === "question" && !over && !viewOnly
+      ? questionView(pending.tool_use_id, pending.input)
+      : null;
   const decision: DecisionView | null =
-    pending?.kind === "plan" && !over
+    pending?.kind === "plan" && !over && !viewOnly
       ? decisionView(session, plan, pending.tool_use_id, nowMs)
       : null;
   return {
     phaseLabel: PHASE_LABELS[session.phase],
-    phaseHint: phaseHint(session, question !== null, decision !== null),
+    // The share page never says "your review" or "answer it": the reader decides nothing.
+    phaseHint: !viewOnly
+      ? decision?.approvalNeeded
+        ? "The plan is ready. Approving it is up to its approvers; you can still ask the planner to keep planning."
+        : phaseHint(session, question !== null, decision !== null)
+      : session.phase === "plan_ready" || session.phase === "needs_input"
+        ? VIEW_ONLY_HINT
+        : `${phaseHint(session, false, false)} ${VIEW_ONLY_HINT}`,
     question,
     decision,
-    canMessage: !pending && !over,
+    canMessage: !pending && !over && !viewOnly,
     canComment: plan !== null && !over && session.outcome === null,
-    canStop: session.status !== "archived" && session.phase !== "done",
+    canStop: session.status !== "archived" && session.phase !== "done" && !viewOnly,
     outcome: outcomeView(session, data.events),
     stateKey: reviewStateKey(session),
+    viewOnly,
   };
+}
+
+/** What the share page says about itself. */
+export const VIEW_ONLY_HINT =
+  "You are viewing a read-only share link: you can read the plan and the transcript and leave comments, which the person deciding sees as suggestions.";
+
+/**
+ * Why approve and send-to-terminal are missing when the plan needs someone else's approval
+ * (team review), or null when the reader may approve.
+ */
+export function approvalNeededReason(session: Session): string | null {
+  const approvers = session.approvers ?? [];
+  if (approvers.length === 0 || session.your_role === "approver") return null;
+  return `This plan needs the approval of ${approvers.join(" or ")}: they approve it with their own token (planport review ${session.id}). You can still ask the planner to keep planning.`;
 }
 
 function questionView(toolUseId: string, input: unknown): QuestionView {
@@ -176,19 +211,24 @@ function decisionView(
   const planChars = plan?.content.length ?? 0;
   const tooLarge = planChars > MAX_APPROVABLE_PLAN_CHARS;
   const tooLargeReason = `The plan is too large to review in full (${planChars.toLocaleString("en-US")} characters; the limit is ${MAX_APPROVABLE_PLAN_CHARS.toLocaleString("en-US")}), so it cannot be approved. Ask the planner to shorten it.`;
+  const needsApproval = approvalNeededReason(session);
   const approve: Offer = tooLarge
     ? { offered: false, reason: tooLargeReason }
-    : session.can_execute_remotely
-      ? { offered: true }
-      : {
-          offered: false,
-          reason: `The ${session.planner} planner cannot carry out plans in the cloud. Send the plan to your terminal instead, or keep planning.`,
-        };
+    : needsApproval !== null
+      ? { offered: false, reason: needsApproval }
+      : session.can_execute_remotely
+        ? { offered: true }
+        : {
+            offered: false,
+            reason: `The ${session.planner} planner cannot carry out plans in the cloud. Send the plan to your terminal instead, or keep planning.`,
+          };
   const teleport: Offer = tooLarge
     ? { offered: false, reason: tooLargeReason }
-    : terminalIsPolling(session, nowMs)
-      ? { offered: true }
-      : { offered: false, reason: noTerminalReason(session.id) };
+    : needsApproval !== null
+      ? { offered: false, reason: needsApproval }
+      : terminalIsPolling(session, nowMs)
+        ? { offered: true }
+        : { offered: false, reason: noTerminalReason(session.id) };
   return {
     toolUseId,
     planChars,
@@ -196,6 +236,7 @@ function decisionView(
     approve,
     teleport,
     noTerminalReason: noTerminalReason(session.id),
+    approvalNeeded: needsApproval,
   };
 }
 

@@ -16,6 +16,7 @@ import {
 } from "../protocol/index.ts";
 import { canExecuteRemotely } from "./planners.ts";
 import type { SessionResult } from "./result.ts";
+import { approvalRefusal, type Role, roleLabel } from "./team.ts";
 
 /**
  * The rules of a decision on a pending ExitPlanMode (DESIGN.md "Decisions"), as one pure
@@ -42,12 +43,16 @@ export interface DecisionFacts {
   nowMs: number;
   /** The latest bearer-token events poll, or null when none happened. */
   terminalPolledAt: number | null;
+  /** Who decides (team.ts); absent: nobody in particular (tests of the engine alone). */
+  decider?: Role;
+  /** The labels of the owners whose approval the plan needs; none or absent: any decider. */
+  approvers?: readonly string[];
 }
 
 /** Everything an accepted decision changes. */
 export interface DecisionEffects {
   /** The decisions-table row (its time is the decision's). */
-  record: Omit<PlanDecisionRecord, "decided_at">;
+  record: Omit<PlanDecisionRecord, "decided_at"> & { decided_by: string | null };
   /** A plan the user edited, to store as their revision of the plan file; else null. */
   editedPlan: string | null;
   /** The event that answers the ExitPlanMode: the tool result, and the verdict as data. */
@@ -90,10 +95,38 @@ export function evaluateDecision(
         : `No plan is waiting for a decision under ${id}; wait until the session shows phase plan_ready.`,
     );
   }
+  if (facts.decider !== undefined) {
+    const needsApproval = approvalRefusal(
+      facts.decider,
+      body.decision,
+      facts.approvers ?? [],
+      facts.sessionId,
+    );
+    if (needsApproval) return needsApproval;
+  }
   const plan = body.plan ?? facts.plan ?? "";
   const refusal = refuse(body, plan, facts);
   if (refusal) return refusal;
+  const effects = acceptedEffects(body, plan, facts);
+  // Who decided, in the record and in the feed's copy of it: written here, once, with the rest.
+  const decidedBy = facts.decider === undefined ? null : roleLabel(facts.decider);
+  const event = effects.event;
+  return ok({
+    ...effects,
+    record: { ...effects.record, decided_by: decidedBy },
+    event:
+      decidedBy !== null && event.type === "user" && event.decision
+        ? { ...event, decision: { ...event.decision, decided_by: decidedBy } }
+        : event,
+  });
+}
 
+function acceptedEffects(
+  body: Decision,
+  plan: string,
+  facts: DecisionFacts,
+): Omit<DecisionEffects, "record"> & { record: Omit<PlanDecisionRecord, "decided_at"> } {
+  const id = body.tool_use_id;
   const edited = body.plan !== undefined;
   // A rejection keeps the planner's file: the edit of a plan that was not accepted is dropped.
   const editedPlan = edited && body.decision !== "reject" ? plan : null;
@@ -106,7 +139,7 @@ export function evaluateDecision(
   };
   switch (body.decision) {
     case "approve":
-      return ok({
+      return {
         record,
         editedPlan,
         event: decisionEvent(id, {
@@ -120,9 +153,9 @@ export function evaluateDecision(
           outcome_kind: "approved",
         },
         next: "step",
-      });
+      };
     case "reject":
-      return ok({
+      return {
         record,
         editedPlan,
         event: decisionEvent(id, {
@@ -133,16 +166,16 @@ export function evaluateDecision(
         }),
         row: { reject_count: facts.rejectCount + 1 },
         next: "step",
-      });
+      };
     case "teleport":
       // One execution point: the plan goes home and this session stops for good, at once.
-      return ok({
+      return {
         record,
         editedPlan,
         event: decisionEvent(id, { kind: "teleport", plan }),
         row: { outcome_kind: "teleport" },
         next: "archive",
-      });
+      };
   }
 }
 

@@ -5,6 +5,8 @@ import { requestStep } from "./lifecycle.ts";
 import { writePlan } from "./plan-file.ts";
 import { insertRow, readRow, type SessionRecord } from "./session-row.ts";
 import { planPathFor } from "./slug.ts";
+import type { TeamRecord } from "./team.ts";
+import { writeTeam } from "./team-store.ts";
 
 /**
  * What a new session is created with (resolved by `createSession`; not a wire shape).
@@ -31,6 +33,8 @@ export interface NewSession {
   maxTurns: number;
   origin: string;
   autostart: boolean;
+  /** The view key, the approvers and the requester's label (team.ts). */
+  team: TeamRecord;
 }
 
 /**
@@ -45,6 +49,7 @@ export function writeNewSession(sql: SqlStorage, input: NewSession, nowMs: numbe
   const planPath = planPathFor(input.id);
   const seeded = input.seedPlan !== null;
   insertRow(sql, newRow(input, planPath, nowMs));
+  writeTeam(sql, input.team);
   appendEvents(
     sql,
     [initEvent({ id: input.id, planner: input.planner, planPath, variant: input.variant, seeded })],

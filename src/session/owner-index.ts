@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
 import type { ManifestFile, SkippedEntry } from "../protocol/index.ts";
 import type { CommitOutcome, NewBlob } from "../snapshot/index.ts";
+import { AWAITING_INDEX_MIGRATIONS, addAwaiting, awaitingPage, dropAwaiting } from "./awaiting.ts";
 import { BLOB_STORE_MIGRATIONS, blobStoreStats } from "./blob-store.ts";
 import {
   choiceOf,
@@ -49,6 +50,7 @@ const MIGRATIONS = [
   )`,
   ...GROUP_INDEX_MIGRATIONS,
   ...BLOB_STORE_MIGRATIONS,
+  ...AWAITING_INDEX_MIGRATIONS,
 ];
 
 const ORPHAN_RETRY_MS = 3_600_000;
@@ -224,6 +226,21 @@ export class OwnerIndex extends DurableObject<Env> {
           );
     const ids = rows.toArray().map((r) => r.id);
     return { ids: ids.slice(0, limit), hasMore: ids.length > limit };
+  }
+
+  /** Team review (awaiting.ts): another owner's session names this owner as an approver. */
+  addAwaiting(sessionId: string, requester: string, createdAtMs: number): void {
+    addAwaiting(this.sql, sessionId, requester, createdAtMs);
+  }
+
+  /** Team review: sessions that no longer wait for this owner's approval. */
+  dropAwaiting(sessionIds: string[]): void {
+    dropAwaiting(this.sql, sessionIds);
+  }
+
+  /** Team review: a page of the sessions that may wait for this owner's approval. */
+  listAwaiting(limit: number, before?: string): SessionIdPage {
+    return awaitingPage(this.sql, limit, before);
   }
 
   /** Snapshot ids still used by this owner's sessions (for tests and retention checks). */

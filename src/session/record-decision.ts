@@ -6,6 +6,7 @@ import { archiveSession, requestStep } from "./lifecycle.ts";
 import { readPlan, writePlan } from "./plan-file.ts";
 import type { SessionResult } from "./result.ts";
 import { hasEnded, readRow, type SessionRow, updateRow } from "./session-row.ts";
+import type { Role } from "./team.ts";
 import { closeWait, pendingWait } from "./waits.ts";
 
 /**
@@ -22,6 +23,9 @@ export interface DecisionContext {
   /** The latest bearer-token events poll, or null when none happened. */
   terminalPolledAt: number | null;
   retentionMs: number;
+  /** Who decides, and the labels whose approval the plan needs (team.ts). */
+  decider?: Role;
+  approvers?: readonly string[];
 }
 
 /** Records the decision and answers its kind, or the refusal (nothing changed then). */
@@ -49,18 +53,21 @@ export function recordDecision(
     plan: readPlan(sql, row.plan_path)?.content ?? null,
     nowMs: ctx.nowMs,
     terminalPolledAt: ctx.terminalPolledAt,
+    decider: ctx.decider,
+    approvers: ctx.approvers,
   });
   if (!judged.ok) return judged;
   const effects = judged.value;
   const { record } = effects;
 
   sql.exec(
-    "INSERT INTO decisions (tool_use_id, decision, feedback, comments, plan_edited, decided_at) VALUES (?, ?, ?, ?, ?, ?)",
+    "INSERT INTO decisions (tool_use_id, decision, feedback, comments, plan_edited, decided_by, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
     record.tool_use_id,
     record.kind,
     record.feedback,
     record.comments.length > 0 ? JSON.stringify(record.comments) : null,
     record.plan_edited ? 1 : 0,
+    record.decided_by,
     ctx.nowMs,
   );
   if (effects.editedPlan !== null)
@@ -85,9 +92,10 @@ export function listDecisions(sql: SqlStorage): PlanDecisionRecord[] {
       feedback: string | null;
       comments: string | null;
       plan_edited: number;
+      decided_by: string | null;
       decided_at: number;
     }>(
-      "SELECT tool_use_id, decision, feedback, comments, plan_edited, decided_at FROM decisions ORDER BY decided_at, rowid",
+      "SELECT tool_use_id, decision, feedback, comments, plan_edited, decided_by, decided_at FROM decisions ORDER BY decided_at, rowid",
     )
     .toArray()
     .map((d) => ({
@@ -97,6 +105,7 @@ export function listDecisions(sql: SqlStorage): PlanDecisionRecord[] {
       comments:
         d.comments === null ? [] : (JSON.parse(d.comments) as PlanDecisionRecord["comments"]),
       plan_edited: d.plan_edited === 1,
+      decided_by: d.decided_by,
       decided_at: new Date(d.decided_at).toISOString(),
     }));
 }

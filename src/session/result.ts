@@ -8,10 +8,13 @@ import { fail } from "../protocol/index.ts";
 export type SessionResult<T> = Result<T, Failure>;
 
 /**
- * Who is asking: the owner (a bearer token, hashed) or a holder of the session's review link.
- * The session object checks it itself, so no route can forget to.
+ * Who is asking: an owner (a bearer token, hashed, with its label when the route knows it) or
+ * a holder of one of the session's links (the decision key or the view key). The session
+ * object checks it itself, so no route can forget to.
  */
-export type Access = { kind: "owner"; owner: string } | { kind: "review"; key: string };
+export type Access =
+  | { kind: "owner"; owner: string; label?: string }
+  | { kind: "review"; key: string };
 
 /**
  * The one answer for an unknown session, another owner's session and a wrong review key, so a

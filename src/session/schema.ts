@@ -1,4 +1,5 @@
 import { backfillEventRecords } from "./event-backfill.ts";
+import { newReviewKey } from "./ids.ts";
 import { readRow } from "./session-row.ts";
 import { sessionView } from "./session-view.ts";
 import { pendingWait } from "./waits.ts";
@@ -145,6 +146,26 @@ const MIGRATIONS: readonly (readonly MigrationStep[])[] = [
     // A session stored before webhooks existed has told nobody anything, and nothing it did
     // then is news now: its present phase and outcome count as announced.
     rememberPresentState,
+  ],
+  [
+    // Team review (DESIGN.md "Team review"): the view key beside the decision key, drawn for
+    // sessions stored before it too; the owners whose approval the plan needs (JSON
+    // [{owner, label}], none before); the requester's label; who made each decision.
+    "ALTER TABLE session ADD COLUMN view_key TEXT NOT NULL DEFAULT ''",
+    (sql) => {
+      sql.exec("UPDATE session SET view_key = ? WHERE view_key = ''", newReviewKey());
+    },
+    "ALTER TABLE session ADD COLUMN approvers TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE session ADD COLUMN requester_label TEXT",
+    "ALTER TABLE decisions ADD COLUMN decided_by TEXT",
+    // Comments readers left as suggestions for whoever decides.
+    `CREATE TABLE suggestions (
+      seq INTEGER PRIMARY KEY,
+      quote TEXT NOT NULL,
+      text TEXT NOT NULL,
+      author TEXT NOT NULL,
+      created_at INTEGER NOT NULL
+    )`,
   ],
 ];
 

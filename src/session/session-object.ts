@@ -11,10 +11,11 @@ import type {
   PlanDecisionRecord,
   PlanFile,
   Session,
+  Suggestion,
 } from "../protocol/index.ts";
 import { fail, ok } from "../protocol/index.ts";
 import { openSnapshot } from "../snapshot/index.ts";
-import { admits, type Identity, readIdentity } from "./access.ts";
+import { type Identity, readIdentity, roleOf } from "./access.ts";
 import { idleDueAt, restoreAlarm, scheduleAlarm } from "./alarm.ts";
 import { feedPage, listEvents } from "./event-log.ts";
 import {
@@ -43,6 +44,8 @@ import { type Access, NOT_FOUND, type SessionResult } from "./result.ts";
 import { hasSchema, migrate } from "./schema.ts";
 import { hasEnded, readRow, type SessionRow, updateRow } from "./session-row.ts";
 import { sessionView } from "./session-view.ts";
+import { MAX_SUGGESTIONS, type Role, refuseViewer, roleLabel, roleName } from "./team.ts";
+import { addSuggestion, listSuggestions, readTeam, teamView } from "./team-store.ts";
 import { pendingWait } from "./waits.ts";
 import {
   type AnnounceTarget,
@@ -75,6 +78,8 @@ export interface ReviewState {
   plan: PlanFile | null;
   events: Event[];
   decisions: PlanDecisionRecord[];
+  /** Comments readers left for whoever decides (team review). */
+  suggestions: Suggestion[];
 }
 
 /** The review page's revision history and deadlines (see `reviewDetails`). */
@@ -158,9 +163,10 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The session as the API shows it. */
   get(access: Access, origin: string): SessionResult<Session> {
-    if (this.allowedRow(access) === null) return NOT_FOUND;
+    const allowed = this.allowed(access);
+    if (allowed === null) return NOT_FOUND;
     this.rememberOrigin(access, origin);
-    return this.view(origin);
+    return this.view(origin, allowed.role);
   }
 
   /**
@@ -181,7 +187,10 @@ export class SessionObject extends DurableObject<Env> {
         "after_id must be an event id such as evt_0000000000000042 (the last_id of a previous page).",
       );
     }
-    if (access.kind === "owner") this.recordTerminalPoll(identity);
+    // Only the requester's terminal receives a teleport: an approver's poll is not one.
+    if (access.kind === "owner" && access.owner === identity.owner) {
+      this.recordTerminalPoll(identity);
+    }
     return ok(feedPage(this.sql, afterSeq, limit));
   }
 
@@ -190,15 +199,17 @@ export class SessionObject extends DurableObject<Env> {
    * the decisions. `origin` builds the review link; relative when absent.
    */
   review(access: Access, origin = ""): SessionResult<ReviewState> {
-    const row = this.allowedRow(access);
-    if (row === null) return NOT_FOUND;
-    const session = this.view(origin);
+    const allowed = this.allowed(access);
+    if (allowed === null) return NOT_FOUND;
+    const { row, role } = allowed;
+    const session = this.view(origin, role);
     if (!session.ok) return session;
     return ok({
       session: session.value,
       plan: readPlan(this.sql, row.plan_path),
       events: listEvents(this.sql),
       decisions: listDecisions(this.sql),
+      suggestions: listSuggestions(this.sql),
     });
   }
 
@@ -247,15 +258,18 @@ export class SessionObject extends DurableObject<Env> {
 
   /** An answer to the open question, or free text (DESIGN.md "Messages"). */
   async message(access: Access, body: Message, origin: string): Promise<SessionResult<Session>> {
-    const row = this.allowedRow(access);
-    if (row === null) return NOT_FOUND;
+    const allowed = this.allowed(access);
+    if (allowed === null) return NOT_FOUND;
+    const { row, role } = allowed;
+    const viewOnly = refuseViewer(role);
+    if (viewOnly) return viewOnly;
     const result = this.ctx.storage.transactionSync(() => {
       this.rememberOrigin(access, origin);
       return this.announcing(postMessage(this.sql, row, body, this.clock()));
     });
     if (!result.ok) return result;
     await this.scheduleAlarm();
-    return this.view(origin);
+    return this.view(origin, role);
   }
 
   /**
@@ -265,8 +279,13 @@ export class SessionObject extends DurableObject<Env> {
    * superseded (groups.ts), both outside the decision's transaction.
    */
   async decide(access: Access, body: Decision, origin: string): Promise<SessionResult<Session>> {
-    const before = this.allowedRow(access);
-    if (before === null) return NOT_FOUND;
+    const allowed = this.allowed(access);
+    if (allowed === null) return NOT_FOUND;
+    const { row: before, role } = allowed;
+    const viewOnly = refuseViewer(role);
+    if (viewOnly) return viewOnly;
+    const team = readTeam(this.sql);
+    const approvers = team?.approvers.map((a) => a.label) ?? [];
     const claim = await claimBeforeDecision(this.env, before, body.decision);
     if (!claim.ok) return claim;
     // Read again: other requests may have changed the session while the claim was made.
@@ -279,10 +298,13 @@ export class SessionObject extends DurableObject<Env> {
           nowMs: this.clock(),
           terminalPolledAt: latest(this.terminalPolledAt, row.terminal_polled_at),
           retentionMs: this.retentionMs(),
+          decider: role,
+          approvers,
         }),
       );
     });
     if (result.ok) await this.scheduleAlarm();
+    if (result.ok && result.value !== "reject") await this.dropAwaiting(team);
     if (claim.value?.kind === "won") {
       // Durable before the arbiter hears of it: superseding the siblings of a decision that a
       // crash then lost would leave the group with no plan at all.
@@ -290,7 +312,7 @@ export class SessionObject extends DurableObject<Env> {
       // A refusal gives the claim back, unless a concurrent request on this session chose the plan.
       await this.settleGroup(this.env, row, claim.value, result.ok || hasChosenPlan(this.sql));
     }
-    return result.ok ? this.view(origin) : result;
+    return result.ok ? this.view(origin, role) : result;
   }
 
   /**
@@ -314,23 +336,67 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The session's best-of-N group with every member's state and plan; null when in none. */
   async group(access: Access, origin: string): Promise<SessionResult<SessionGroup | null>> {
-    const row = this.allowedRow(access);
-    if (row === null) return NOT_FOUND;
+    const allowed = this.allowed(access);
+    if (allowed === null) return NOT_FOUND;
+    const { row, role } = allowed;
     if (row.group_name === null) return ok(null);
-    return ok(await loadGroup(this.env, row.owner, row.id, origin));
+    const group = await loadGroup(this.env, row.owner, row.id, origin);
+    // A share link leads only to share links: the siblings' decision keys stay hidden.
+    if (group === null || role.kind !== "viewer") return ok(group);
+    return ok({
+      ...group,
+      members: group.members.map((m) => ({
+        ...m,
+        session: { ...m.session, review_url: m.session.share_url ?? "" },
+      })),
+    });
   }
 
   /** Stops the session for good; idempotent (one `result/archived` event, ever). */
   async archive(access: Access, origin: string): Promise<SessionResult<Session>> {
-    const row = this.allowedRow(access);
-    if (row === null) return NOT_FOUND;
+    const allowed = this.allowed(access);
+    if (allowed === null) return NOT_FOUND;
+    const { row, role } = allowed;
+    const viewOnly = refuseViewer(role);
+    if (viewOnly) return viewOnly;
     this.ctx.storage.transactionSync(() => {
       this.rememberOrigin(access, origin);
       archiveSession(this.sql, row, this.clock(), this.retentionMs());
       this.announce();
     });
     await this.scheduleAlarm();
-    return this.view(origin);
+    await this.dropAwaiting(readTeam(this.sql));
+    return this.view(origin, role);
+  }
+
+  /**
+   * Keeps a comment on the plan as a suggestion for whoever decides (team review): open to
+   * everyone who may see the session, the share link included, until it ends.
+   */
+  suggest(access: Access, comment: { quote: string; text: string }): SessionResult<Suggestion[]> {
+    const allowed = this.allowed(access);
+    if (allowed === null) return NOT_FOUND;
+    const { row, role } = allowed;
+    if (hasEnded(row)) {
+      return fail(409, "session_ended", "This session has ended; its plan takes no more comments.");
+    }
+    const kept = this.ctx.storage.transactionSync(() =>
+      addSuggestion(this.sql, comment, roleLabel(role), this.clock()),
+    );
+    if (!kept) {
+      return fail(
+        413,
+        "payload_too_large",
+        `This session already keeps ${MAX_SUGGESTIONS} suggestions; send yours to the person deciding another way.`,
+      );
+    }
+    return ok(listSuggestions(this.sql));
+  }
+
+  /** The suggestions readers left, oldest first. */
+  suggestions(access: Access): SessionResult<Suggestion[]> {
+    if (this.allowedRow(access) === null) return NOT_FOUND;
+    return ok(listSuggestions(this.sql));
   }
 
   /** The session as the planning engine sees it. */
@@ -497,7 +563,33 @@ export class SessionObject extends DurableObject<Env> {
   private allowedIdentity(access: Access): Identity | null {
     if (this.identity === undefined)
       this.identity = hasSchema(this.sql) ? readIdentity(this.sql) : null;
-    return this.identity !== null && admits(this.identity, access) ? this.identity : null;
+    return this.identity !== null && roleOf(this.identity, access) !== null ? this.identity : null;
+  }
+
+  /** How `access` may act on the session, with the row; null answers 404. */
+  private allowed(access: Access): { row: SessionRow; role: Role } | null {
+    const identity = this.allowedIdentity(access);
+    const role = identity === null ? null : roleOf(identity, access);
+    const row = role === null ? null : readRow(this.sql);
+    return row === null || role === null ? null : { row, role };
+  }
+
+  /**
+   * The session no longer waits for its approvers: drop it from their owner indexes now (their
+   * listing would drop it too, when it reads the session; see sessions.ts `listAwaiting`).
+   */
+  private async dropAwaiting(team: ReturnType<typeof readTeam>): Promise<void> {
+    const row = readRow(this.sql);
+    if (team === null || row === null || team.approvers.length === 0) return;
+    try {
+      await Promise.all(
+        team.approvers.map((a) =>
+          this.env.OWNERS.get(this.env.OWNERS.idFromName(a.owner)).dropAwaiting([row.id]),
+        ),
+      );
+    } catch (err) {
+      console.error(`planport: ${row.id} is left in an approver's list until it is read`, err);
+    }
   }
 
   /** The session row, when `access` may see it; null answers 404. */
@@ -515,11 +607,15 @@ export class SessionObject extends DurableObject<Env> {
     }
   }
 
-  private view(origin: string): SessionResult<Session> {
+  /** The session as `role` sees it (the requester when not given: creation, webhooks). */
+  private view(origin: string, role: Role | null = null): SessionResult<Session> {
     const row = readRow(this.sql);
-    if (row === null) return NOT_FOUND;
+    const team = teamView(this.sql, role === null ? "requester" : roleName(role));
+    if (row === null || team === null) return NOT_FOUND;
     const polled = latest(this.terminalPolledAt, row.terminal_polled_at);
-    return ok(sessionView({ ...row, terminal_polled_at: polled }, pendingWait(this.sql), origin));
+    return ok(
+      sessionView({ ...row, terminal_polled_at: polled }, pendingWait(this.sql), origin, team),
+    );
   }
 
   private snapshotOf(row: SessionRow): SnapshotFiles {

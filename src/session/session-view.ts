@@ -1,4 +1,4 @@
-import { type Pending, type Session, sessionOutcome } from "../protocol/index.ts";
+import { type Pending, type Session, type SessionRole, sessionOutcome } from "../protocol/index.ts";
 import { canExecuteRemotely } from "./planners.ts";
 import type { SessionRow } from "./session-row.ts";
 import { deriveStatus } from "./status.ts";
@@ -11,7 +11,26 @@ import { deriveStatus } from "./status.ts";
  * @example sessionView(row, null, "http://127.0.0.1:8787").review_url
  * // "http://127.0.0.1:8787/review/ses_…?key=…"
  */
-export function sessionView(row: SessionRow, pending: Pending | null, origin: string): Session {
+/**
+ * The team-review part of a Session (docs/PROTOCOL.md "Team review"): absent in the views made
+ * inside migrations, before the team columns exist.
+ */
+export interface TeamView {
+  viewKey: string;
+  approvers: readonly string[];
+  requestedBy: string;
+  decidedBy: string | null;
+  /** How the caller may act; a viewer never sees the decision key (review_url is the share link). */
+  role: SessionRole;
+  suggestionCount: number;
+}
+
+export function sessionView(
+  row: SessionRow,
+  pending: Pending | null,
+  origin: string,
+  team?: TeamView,
+): Session {
   const outcome =
     row.outcome_kind === null ? null : sessionOutcome(row.outcome_kind, row.outcome_subtype);
   const { status, phase } = deriveStatus({
@@ -32,7 +51,7 @@ export function sessionView(row: SessionRow, pending: Pending | null, origin: st
     can_execute_remotely: canExecuteRemotely(row.planner),
     reject_count: row.reject_count,
     outcome,
-    review_url: `${origin}/review/${row.id}?key=${encodeURIComponent(row.review_key)}`,
+    review_url: reviewLink(origin, row.id, team?.role === "viewer" ? team.viewKey : row.review_key),
     usage: {
       input_tokens: row.input_tokens,
       output_tokens: row.output_tokens,
@@ -45,7 +64,19 @@ export function sessionView(row: SessionRow, pending: Pending | null, origin: st
     pending,
     snapshot_id: row.snapshot_id,
     terminal_polled_at: row.terminal_polled_at === null ? null : iso(row.terminal_polled_at),
+    ...(team !== undefined && {
+      share_url: reviewLink(origin, row.id, team.viewKey),
+      approvers: [...team.approvers],
+      requested_by: team.requestedBy,
+      decided_by: team.decidedBy,
+      your_role: team.role,
+      suggestion_count: team.suggestionCount,
+    }),
   };
+}
+
+function reviewLink(origin: string, id: string, key: string): string {
+  return `${origin}/review/${id}?key=${encodeURIComponent(key)}`;
 }
 
 /** Dollars to a millionth: the float sum of many small costs carries noise below that. */

@@ -8,6 +8,7 @@ import { checkVariant, resolvePlanner } from "./planners.ts";
 import type { SessionResult } from "./result.ts";
 import { MAX_STORED_JSON_CHARS } from "./schema.ts";
 import type { SessionObject } from "./session-object.ts";
+import { type Approver, resolveApprovers } from "./team.ts";
 
 /**
  * The owner-level operations that span Durable Objects: creating a session (owner index +
@@ -35,7 +36,9 @@ export type SessionApi = {
     | "archive"
     | "supersede"
     | "chosenPlan"
-    | "group"]: (
+    | "group"
+    | "suggest"
+    | "suggestions"]: (
     ...args: Parameters<SessionObject[K]>
   ) => Promise<Awaited<ReturnType<SessionObject[K]>>>;
 };
@@ -72,6 +75,11 @@ export function snapshotRegistry(env: Env, owner: string): BlobRegistry {
 export interface CreateOptions {
   /** false: create without scheduling the loop (tests drive the session through its port). */
   autostart?: boolean;
+  /**
+   * The requester's label and every owner the server knows (the route reads them from
+   * PLANPORT_TOKENS); without them no approvers can be named.
+   */
+  team?: { label: string; known: readonly Approver[] };
 }
 
 /**
@@ -122,6 +130,14 @@ export async function createSession(
     );
   }
 
+  const approvers = resolveApprovers(
+    body.approvers,
+    config.requireApproval,
+    owner,
+    opts.team?.known ?? [],
+  );
+  if (!approvers.ok) return approvers;
+
   const now = Date.now();
   const id = newSessionId(now);
   const index = ownerIndexStub(env, owner);
@@ -143,6 +159,11 @@ export async function createSession(
       `You have not uploaded snapshot ${snapshotId} (or it was deleted after the retention period); upload it again first.`,
     );
   }
+  // Before the session exists, like the owner's own row: a row whose session never came to be
+  // is dropped by the approver's next listing (owner-index.ts `listAwaiting`).
+  await Promise.all(
+    approvers.value.map((a) => ownerIndexStub(env, a.owner).addAwaiting(id, owner, now)),
+  );
   const created = await sessionStub(env, id).create({
     id,
     owner,
@@ -162,6 +183,11 @@ export async function createSession(
     maxTurns: config.maxTurns,
     origin,
     autostart: opts.autostart ?? true,
+    team: {
+      viewKey: newReviewKey(),
+      approvers: approvers.value,
+      requesterLabel: opts.team?.label ?? null,
+    },
   });
   if (!created.ok) await index.remove(id);
   return created;
@@ -175,9 +201,10 @@ export async function createSession(
 export async function listSessions(
   env: Env,
   owner: string,
-  query: { limit: number; before?: string; group?: string },
+  query: { limit: number; before?: string; group?: string; awaiting?: "me" },
   origin: string,
 ): Promise<SessionResult<SessionList>> {
+  if (query.awaiting === "me") return listAwaiting(env, owner, query, origin);
   const index = ownerIndexStub(env, owner);
   const page =
     query.group === undefined
@@ -190,6 +217,47 @@ export async function listSessions(
   // A session purged between the two reads is simply gone.
   const data = sessions.flatMap((s) => (s.ok ? [s.value] : []));
   return ok({ data, has_more: page.hasMore });
+}
+
+/**
+ * The sessions waiting for `approver`'s approval, newest first (DESIGN.md "Team review"): the
+ * candidates of the approver's owner index, each read from its own object with the approver's
+ * access, keeping those not yet approved or teleported and not ended. A candidate that no
+ * longer waits (decided, ended, purged, never created) is dropped from the index as it is
+ * seen, so the index needs no hook in every way a session can end.
+ */
+async function listAwaiting(
+  env: Env,
+  approver: string,
+  query: { limit: number; before?: string },
+  origin: string,
+): Promise<SessionResult<SessionList>> {
+  const index = ownerIndexStub(env, approver);
+  const access = { kind: "owner", owner: approver } as const;
+  const data: Session[] = [];
+  let before = query.before;
+  for (;;) {
+    const page = await index.listAwaiting(query.limit, before);
+    const read = await Promise.all(page.ids.map((id) => sessionStub(env, id).get(access, origin)));
+    const gone: string[] = [];
+    read.forEach((s, i) => {
+      if (s.ok && awaitsApproval(s.value)) data.push(s.value);
+      else gone.push(page.ids[i] as string);
+    });
+    if (gone.length > 0) await index.dropAwaiting(gone);
+    if (data.length >= query.limit || !page.hasMore) {
+      return ok({
+        data: data.slice(0, query.limit),
+        has_more: page.hasMore || data.length > query.limit,
+      });
+    }
+    before = page.ids.at(-1);
+  }
+}
+
+/** Still waiting for an approver: no plan chosen, not ended. */
+function awaitsApproval(session: Session): boolean {
+  return session.outcome === null && session.status !== "archived" && session.phase !== "done";
 }
 
 function titleFrom(prompt: string): string {

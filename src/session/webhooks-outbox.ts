@@ -1,6 +1,7 @@
 import type { WebhookTarget } from "../config.ts";
 import { readRow } from "./session-row.ts";
 import { sessionView } from "./session-view.ts";
+import { teamView } from "./team-store.ts";
 import { pendingWait } from "./waits.ts";
 import {
   type Announced,
@@ -65,7 +66,8 @@ export function announceChanges(
   if (row === null) return [];
   const stored = readAnnounced(sql);
   const base = target.publicUrl ?? origin ?? stored?.origin ?? "";
-  const session = sessionView(row, pendingWait(sql), base);
+  // As its requester sees it (receivers are the owner's), with who approved it.
+  const session = sessionView(row, pendingWait(sql), base, teamView(sql, "requester") ?? undefined);
   const changes = changesOf(stored, session);
   if (changes.length === 0) return [];
   const now = announcedOf(session);

@@ -6,6 +6,7 @@ import { ApiError } from "../../local-client/api.ts";
 import { resolveServer } from "../../local-client/cli/connection.ts";
 import { EXIT, exitCodeForError, exitCodeForReason } from "../../local-client/cli/exit-codes.ts";
 import {
+  approversFlag,
   plannerFlag,
   planTask,
   pollSettings,
@@ -170,6 +171,40 @@ describe("best-of-N flags", () => {
     );
     expect(variantFlag("visual")).toBe("visual");
     expect(() => variantFlag("thorough")).toThrow(/simple, visual, deep/);
+  });
+});
+
+describe("--approvers (team review)", () => {
+  it("takes comma-separated owner labels and refuses what cannot be one, before any network", () => {
+    expect(approversFlag(undefined)).toBeUndefined();
+    expect(approversFlag("bob, carol,")).toEqual(["bob", "carol"]);
+    expect(() => approversFlag(" , ")).toThrow(UsageError);
+    expect(() => approversFlag("Bob")).toThrow(/Bob is not an owner label/);
+    expect(() => approversFlag("bob;rm -rf")).toThrow(UsageError);
+    expect(() => approversFlag(Array.from({ length: 21 }, (_, i) => `o${i}`).join(","))).toThrow(
+      /at most 20/,
+    );
+  });
+});
+
+describe("team review in status and list --awaiting-me", () => {
+  it("shows the requester, the approvers and who decided; the awaiting list adds FROM", () => {
+    const s = {
+      ...fakeSession(),
+      requested_by: "alice",
+      approvers: ["bob", "carol"],
+      decided_by: "bob",
+      share_url: "http://127.0.0.1:8787/review/x?key=view",
+    };
+    const details = sessionDetails(s, Date.parse(s.created_at));
+    expect(details).toMatch(/^requester\s+alice$/m);
+    expect(details).toMatch(/^approvers\s+bob, carol$/m);
+    expect(details).toMatch(/^decided by\s+bob$/m);
+    expect(details).toMatch(/^share\s+http:\/\/127\.0\.0\.1:8787\/review\/x\?key=view$/m);
+    const table = sessionTable([s], Date.parse(s.created_at), { requester: true });
+    expect(table.split("\n")[0]).toMatch(/^ID\s+TITLE\s+FROM\s+STATUS\s+PHASE/);
+    expect(table.split("\n")[1]).toMatch(/\salice\s/);
+    expect(sessionTable([s], Date.parse(s.created_at)).split("\n")[0]).not.toContain("FROM");
   });
 });
 

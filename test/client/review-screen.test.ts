@@ -59,6 +59,22 @@ describe("reviewScreen: which decisions are offered", () => {
     ).toEqual(["approve", "teleport", "feedback", "feedback_editor", "stop"]);
   });
 
+  it("a plan that needs someone else's approval offers its requester only keep planning and stop", () => {
+    const needs = session({ can_execute_remotely: true, approvers: ["bob", "carol"] });
+    const screen = reviewScreen({ session: { ...needs, your_role: "requester" }, plan });
+    expect(screen.choices.map((c) => c.value)).toEqual(["feedback", "feedback_editor", "stop"]);
+    expect(screen.withheld[0]).toMatch(/needs the approval of bob or carol/);
+    const approver = reviewScreen({ session: { ...needs, your_role: "approver" }, plan });
+    expect(approver.choices.map((c) => c.value)).toEqual([
+      "approve",
+      "teleport",
+      "feedback",
+      "feedback_editor",
+      "stop",
+    ]);
+    expect(approver.choices[1]?.label).toBe("Approve and send to the requester's terminal");
+  });
+
   it("a plan over the approvable size offers only keep planning and stop, and says why", () => {
     const big = { ...plan, content: "x".repeat(200_001) };
     const screen = reviewScreen({ session: session({ can_execute_remotely: true }), plan: big });

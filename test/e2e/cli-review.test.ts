@@ -24,6 +24,8 @@ import { isolatedHome, PLANPORT_BIN, runCli } from "../client/run-cli.ts";
  */
 
 const TOKEN = "e2e-review-token";
+/** A labelled second owner: the approver of the team review test. */
+const BOB_TOKEN = "e2e-review-bob";
 const TMUX = "/usr/bin/tmux";
 let worker: WorkerProcess;
 let api: Api;
@@ -40,7 +42,11 @@ beforeAll(async () => {
   if (!existsSync(TMUX)) throw new Error("tmux is required (apt-get install tmux)");
   worker = await startWorkerProcess({
     persistDir: persist,
-    vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline", PLANPORT_ALLOW_SCRIPTED: "true" },
+    vars: {
+      PLANPORT_TOKENS: `${TOKEN},bob:${BOB_TOKEN}`,
+      PLANPORT_PLANNER: "offline",
+      PLANPORT_ALLOW_SCRIPTED: "true",
+    },
   });
   api = createApi({ server: worker.url, token: TOKEN });
   repo = fixtureRepo();
@@ -73,6 +79,7 @@ function startReview(
   id: string,
   extra: string[] = [],
   extraEnv: Record<string, string> = {},
+  token = TOKEN,
 ) {
   const home = isolatedHome();
   Object.assign(home.env, extraEnv);
@@ -91,7 +98,7 @@ function startReview(
     "--server",
     worker.url,
     "--token",
-    TOKEN,
+    token,
     "--interval",
     "1s",
     "--repo",
@@ -215,6 +222,37 @@ describe("planport review in a pseudo-terminal (tmux, offline planner)", () => {
     const plan = await api.plan(id);
     expect(readFileSync(join(plansDir, files[0] ?? ""), "utf8").trim()).toBe(plan.content.trim());
     expect(run.screen()).toContain("plan teleported here");
+  }, 240_000);
+
+  it("an approver's review sends the plan to the requester's polling terminal, not here", async () => {
+    const session = await api.createSession({
+      prompt: "add GitHub OAuth login next to the password login",
+      snapshot_id: snapshotId,
+      approvers: ["bob"],
+    });
+    await waitForPlan(api, session.id);
+    const run = startReview("approver", session.id, [], {}, BOB_TOKEN);
+    const screen = await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
+    expect(screen).toContain("as an approver");
+    // The requester's terminal polls (as its plan or attach would).
+    await api.events(session.id, { limit: 1 });
+    await pick(
+      run,
+      [
+        "Approve and run in the cloud",
+        "Approve and send to the requester's terminal",
+        "Keep planning, with feedback",
+        "Keep planning, feedback written in $EDITOR",
+        "Stop the session",
+      ].filter((l) => l !== "Approve and run in the cloud" || session.can_execute_remotely),
+      "Approve and send to the requester's terminal",
+    );
+    expect(await run.exitCode(90_000)).toBe(0);
+    const after = await api.getSession(session.id);
+    expect(after.outcome?.kind).toBe("teleport");
+    expect(after.decided_by).toBe("bob");
+    expect(existsSync(join(run.home.home, "plans"))).toBe(false);
+    expect(run.screen()).toContain("the requester's planport hands off its plan");
   }, 240_000);
 
   it("answers an open question with Other and a typed answer", async () => {

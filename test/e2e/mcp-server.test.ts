@@ -103,7 +103,7 @@ describe("planport mcp over stdio", () => {
     const plan = tools.find((t) => t.name === "plan");
     expect(plan?.inputSchema.required).toEqual(["task"]);
     expect(Object.keys(plan?.inputSchema.properties ?? {}).sort()).toEqual(
-      ["planner", "repo", "seed_plan", "task", "variant"].sort(),
+      ["approvers", "planner", "repo", "seed_plan", "task", "variant"].sort(),
     );
     const wait = tools.find((t) => t.name === "wait_for_plan");
     expect(wait?.inputSchema.properties?.timeout_s).toMatchObject({ maximum: 540 });

@@ -65,6 +65,26 @@ describe("nextSteps", () => {
     ]);
   });
 
+  it("a plan that needs someone else's approval says whose, to each reader", () => {
+    const pending = {
+      kind: "plan" as const,
+      tool_use_id: "toolu_p",
+      input: {},
+      opened_at: iso(T0),
+    };
+    const as = (your_role: "requester" | "approver" | "viewer", approvers: string[]) =>
+      texts(nextSteps(fixtureSession({ pending, approvers, your_role }), none, T0 + 1000))[0];
+    expect(as("requester", ["bob"])).toBe(
+      "The plan waits for the approval of bob, with no time limit: nothing is carried out until they approve it. You can still keep planning with your feedback.",
+    );
+    expect(as("requester", ["bob", "carol"])).toContain("approval of one of bob, carol");
+    expect(as("approver", ["bob"])).toContain("waits for your decision");
+    expect(as("viewer", ["bob"])).toBe(
+      "The plan waits for the approval of bob. This is a share link: you can read along and leave comments, but not decide.",
+    );
+    expect(as("viewer", [])).toContain("its requester's decision");
+  });
+
   it("a pending plan with a polling terminal says until when send-to-terminal stays offered", () => {
     const session = fixtureSession({
       pending: { kind: "plan", tool_use_id: "toolu_p", input: {}, opened_at: iso(T0) },

@@ -120,6 +120,7 @@ describe("GET /review/:id", () => {
       "question",
       "decision",
       "comments",
+      "suggestions",
       "message",
       "stop",
       "transcript",

@@ -235,6 +235,7 @@ describe("a session stored by schema version 1", () => {
         feedback: "Add tests.",
         comments: [],
         plan_edited: false,
+        decided_by: null,
         decided_at: new Date(T0 + 3 * HOUR).toISOString(),
       },
       {
@@ -243,6 +244,7 @@ describe("a session stored by schema version 1", () => {
         feedback: null,
         comments: [],
         plan_edited: true,
+        decided_by: null,
         decided_at: new Date(T0 + 5 * HOUR).toISOString(),
       },
     ]);

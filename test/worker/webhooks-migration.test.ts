@@ -88,7 +88,7 @@ describe("a session stored by schema version 3", () => {
     expect(await stateOf(waiting)).toEqual({
       announced: { origin: ORIGIN, phase: "plan_ready", outcome: null },
       outbox: [],
-      version: 4,
+      version: 5,
     });
     expect(await stateOf(archived)).toEqual({
       announced: {
@@ -97,7 +97,7 @@ describe("a session stored by schema version 3", () => {
         outcome: JSON.stringify({ kind: "terminated", subtype: "archived" }),
       },
       outbox: [],
-      version: 4,
+      version: 5,
     });
 
     const sent: WebhookPayload[] = [];

@@ -1,4 +1,6 @@
+import { ApiError, callApi } from "./api.ts";
 import { announce, showError } from "./feedback.ts";
+import { refreshPage } from "./live.ts";
 import { type PlanComment, state, storageKey } from "./page-state.ts";
 
 /**
@@ -82,6 +84,10 @@ export function addComment(form: HTMLFormElement): void {
     return;
   }
   if (errorEl) errorEl.textContent = "";
+  if (form.hasAttribute("data-suggest")) {
+    void sendSuggestion(form, errorEl, { quote, text }, quoteEl, noteEl);
+    return;
+  }
   state.comments.push({ quote, text });
   saveComments();
   quoteEl.value = "";
@@ -90,6 +96,50 @@ export function addComment(form: HTMLFormElement): void {
   updateSelectionControls();
   announce(`Comment added. ${state.comments.length} in total; they are sent with “Keep planning”.`);
   quoteEl.focus();
+}
+
+/**
+ * The share page: sends one comment as a suggestion for the decider (team review), then
+ * refreshes the page so it appears among the suggestions.
+ */
+async function sendSuggestion(
+  form: HTMLFormElement,
+  errorEl: HTMLElement | null,
+  comment: PlanComment,
+  quoteEl: HTMLTextAreaElement,
+  noteEl: HTMLTextAreaElement,
+): Promise<void> {
+  const button = form.querySelector<HTMLButtonElement>("button[type=submit]");
+  if (button) button.disabled = true;
+  try {
+    await callApi("POST", "/comments", comment);
+    quoteEl.value = "";
+    noteEl.value = "";
+    state.lastSelection = "";
+    updateSelectionControls();
+    announce("Suggestion sent. The person deciding sees it beside the plan.");
+    await refreshPage().catch(() => {
+      state.needsRefresh = true;
+    });
+  } catch (err) {
+    showError(errorEl, err instanceof ApiError ? `${err.message} (${err.code})` : String(err));
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+/** The decider takes a viewer's suggestion into their own comments (sent with "Keep planning"). */
+export function adoptSuggestion(button: HTMLElement): void {
+  const quote = button.getAttribute("data-quote") ?? "";
+  const text = button.getAttribute("data-text") ?? "";
+  if (!quote || !text) return;
+  if (!state.comments.some((c) => c.quote === quote && c.text === text)) {
+    state.comments.push({ quote, text });
+    saveComments();
+  }
+  announce(
+    `Suggestion added to your comments. ${state.comments.length} in total; they are sent with “Keep planning”.`,
+  );
 }
 
 export function removeComment(index: number): void {

@@ -41,7 +41,11 @@ export async function tick(): Promise<void> {
     if (Number.isFinite(serverNow)) state.clockSkewMs = serverNow - Date.now();
     const session = (await sessionRes.json()) as PolledSession;
     state.session = session;
-    let changed = state.needsRefresh || reviewStateKey(session) !== state.stateKey;
+    let changed =
+      state.needsRefresh ||
+      reviewStateKey(session) !== state.stateKey ||
+      (typeof session.suggestion_count === "number" &&
+        session.suggestion_count !== state.suggestionCount);
     for (let page = 0; page < FEED_PAGES_PER_TICK; page++) {
       const after = state.cursor ? `&after_id=${encodeURIComponent(state.cursor)}` : "";
       const feed = (await (await callApi("GET", `/events?limit=1000${after}`)).json()) as FeedPage;
@@ -149,6 +153,7 @@ function applyPage(doc: Document): void {
   const cursor = doc.body.dataset.cursor ?? "";
   if (cursor > state.cursor) state.cursor = cursor;
   state.stateKey = doc.body.dataset.state || state.stateKey;
+  state.suggestionCount = Number(doc.body.dataset.suggestions ?? state.suggestionCount);
   if (refocus && focusedId) document.getElementById(focusedId)?.focus();
   renderComments();
   updateTeleportOffer();

@@ -1,6 +1,7 @@
 import { decide, send, setStopConfirm, submitAnswers, submitMessage } from "./actions.ts";
 import {
   addComment,
+  adoptSuggestion,
   loadComments,
   onSelectionChange,
   quoteSelection,
@@ -58,6 +59,8 @@ document.addEventListener("click", (event) => {
       return quoteSelection();
     case "remove-comment":
       return removeComment(Number(target.getAttribute("data-index")));
+    case "adopt-suggestion":
+      return adoptSuggestion(target);
   }
 });
 

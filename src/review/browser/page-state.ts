@@ -20,6 +20,7 @@ export interface PolledSession {
   reject_count?: number;
   outcome?: { kind?: string } | null;
   terminal_polled_at?: string | null;
+  suggestion_count?: number;
 }
 
 export const body = document.body;
@@ -31,6 +32,8 @@ export const storageKey = `planport-review-comments:${sessionId}`;
 export const state = {
   cursor: body.dataset.cursor ?? "",
   stateKey: body.dataset.state ?? "",
+  /** Suggestions the rendered page lists; a poll that counts more refreshes it. */
+  suggestionCount: Number(body.dataset.suggestions ?? "0"),
   session: null as PolledSession | null,
   clockSkewMs: 0,
   needsRefresh: false,
