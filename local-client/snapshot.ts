@@ -72,19 +72,7 @@ export async function buildSnapshot(
   root: string,
   options: BuildSnapshotOptions = {},
 ): Promise<SnapshotBuild> {
-  const base = resolve(root);
-  await requireFolder(base);
-  const report = progressReporter(options.onProgress);
-  const listing = await listTree(base);
-  const skipped = [...listing.skipped];
-
-  const signal = options.signal;
-  signal?.throwIfAborted();
-  const candidates = await scan(base, listing.paths, skipped, signal, (done) =>
-    report("scanning", done, listing.paths.length),
-  );
-  candidates.sort((a, b) => comparePaths(a.path, b.path));
-
+  const { base, report, signal, skipped, candidates } = await listCandidates(root, options);
   const packer = openPacker();
   let files = 0;
   try {
@@ -146,17 +134,10 @@ export async function collectTree(
   root: string,
   options: CollectOptions = {},
 ): Promise<CollectedTree> {
-  const base = resolve(root);
-  await requireFolder(base);
-  const report = progressReporter(options.onProgress);
-  const listing = await listTree(base);
-  const skipped = [...listing.skipped];
-  const signal = options.signal;
-  signal?.throwIfAborted();
-  const candidates = await scan(base, listing.paths, skipped, signal, (done) =>
-    report("scanning", done, listing.paths.length),
+  const { base, report, signal, skipped, candidates, listing } = await listCandidates(
+    root,
+    options,
   );
-  candidates.sort((a, b) => comparePaths(a.path, b.path));
   const files: TreeFile[] = [];
   const binary = new Set<string>();
   const toRead: Candidate[] = [];
@@ -185,6 +166,25 @@ export async function collectTree(
  */
 export function readTreeFile(root: string, path: string): ReadOutcome {
   return readCandidate(join(root, path));
+}
+
+/**
+ * What both snapshot forms start with: the folder checked, the git view (or folder walk)
+ * listed, and each listed path looked at (`scan`), the kept ones sorted by path.
+ */
+async function listCandidates(root: string, options: BuildSnapshotOptions) {
+  const base = resolve(root);
+  await requireFolder(base);
+  const report = progressReporter(options.onProgress);
+  const listing = await listTree(base);
+  const skipped = [...listing.skipped];
+  const signal = options.signal;
+  signal?.throwIfAborted();
+  const candidates = await scan(base, listing.paths, skipped, signal, (done) =>
+    report("scanning", done, listing.paths.length),
+  );
+  candidates.sort((a, b) => comparePaths(a.path, b.path));
+  return { base, report, signal, skipped, candidates, listing };
 }
 
 async function requireFolder(path: string): Promise<void> {

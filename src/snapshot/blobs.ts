@@ -19,7 +19,7 @@ import {
   refuseWithoutGzipMagic,
 } from "./archive.ts";
 import { type IngestError, IngestFailure, invalidBlob, tooManyFiles } from "./errors.ts";
-import { blobPackPrefix, packKey } from "./layout.ts";
+import { blobPackPrefix } from "./layout.ts";
 import { PackWriter } from "./packs.ts";
 import type { BlobRegistry, NewBlob } from "./registry.ts";
 
@@ -106,13 +106,7 @@ async function unpackBlobs(
       }
       if (seen.has(name)) continue;
       seen.add(name);
-      const where = await packs.append(content);
-      blobs.push({
-        id: name,
-        pack: packKey(packs.prefix, where.pack),
-        offset: where.offset,
-        size: content.byteLength,
-      });
+      blobs.push(await packs.appendBlob(name, content));
     }
   } catch (error) {
     await entries.cancel(error).catch(() => {});

@@ -24,7 +24,7 @@ import { committed } from "./commit.ts";
 import { classifyEntry } from "./entry-rules.ts";
 import { type IngestError, IngestFailure, tooManyFiles } from "./errors.ts";
 import { FileSet } from "./file-set.ts";
-import { blobPackPrefix, loadIndex, packKey, receiptOf, snapshotPrefix } from "./layout.ts";
+import { blobPackPrefix, loadIndex, receiptOf, snapshotPrefix } from "./layout.ts";
 import { PackWriter } from "./packs.ts";
 import type { BlobRegistry, NewBlob } from "./registry.ts";
 
@@ -126,13 +126,7 @@ async function unpack(compressed: readonly Uint8Array[], packs: PackWriter): Pro
       files.push({ path: verdict.path, blob });
       if (written.has(blob)) continue;
       written.add(blob);
-      const where = await packs.append(content);
-      blobs.push({
-        id: blob,
-        pack: packKey(packs.prefix, where.pack),
-        offset: where.offset,
-        size: content.byteLength,
-      });
+      blobs.push(await packs.appendBlob(blob, content));
     }
   } catch (error) {
     await entries.cancel(error).catch(() => {});

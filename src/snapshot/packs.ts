@@ -1,4 +1,5 @@
 import { PACK_MAX_BYTES, packKey } from "./layout.ts";
+import type { NewBlob } from "./registry.ts";
 
 /**
  * Appends file texts to packs and uploads each pack to R2 once it is full. One upload runs
@@ -31,6 +32,17 @@ export class PackWriter {
       this.filled += bytes.byteLength;
     }
     return where;
+  }
+
+  /** Appends one blob and says where it is: its pack's key, offset and size. */
+  async appendBlob(id: string, content: Uint8Array): Promise<NewBlob> {
+    const where = await this.append(content);
+    return {
+      id,
+      pack: packKey(this.prefix, where.pack),
+      offset: where.offset,
+      size: content.byteLength,
+    };
   }
 
   /** Uploads what is left and waits for every upload; returns the number of packs. */
