@@ -68,16 +68,19 @@ export interface ConfiguredToken {
   token: string;
 }
 
-/** Configured labels may not look like the name a bare token is shown by (`owner-3f5c1a2b`). */
-export const BARE_TOKEN_LABEL_PREFIX = "owner-";
+/**
+ * The names bare tokens are shown by: 8 hex digits (CONTRACT "Team review": "its label is the
+ * first 8 characters of its owner hash"). A configured label may not look like one.
+ */
+export const BARE_TOKEN_LABEL_PATTERN = /^[0-9a-f]{8}$/;
 
 /**
- * The label of an owner whose token has none: `owner-` + the first 8 hex digits of its id.
+ * The label of an owner whose token has none: the first 8 characters of its owner hash.
  *
- * @example bareTokenLabel("3f5c1a2b9d…") // "owner-3f5c1a2b"
+ * @example bareTokenLabel("3f5c1a2b9d…") // "3f5c1a2b"
  */
 export function bareTokenLabel(owner: string): string {
-  return `${BARE_TOKEN_LABEL_PREFIX}${owner.slice(0, 8)}`;
+  return owner.slice(0, 8);
 }
 
 /** Where webhooks go (docs/PROTOCOL.md "Webhooks"). Never log `secret`. */
@@ -408,8 +411,8 @@ function prices(value: string | null): Record<string, ModelPrice> {
 /**
  * PLANPORT_TOKENS (comma-separated; each entry `label:token` or a bare token, split at the
  * first `:`, so a token that itself holds a `:` needs a label) and PLANPORT_REQUIRE_APPROVAL.
- * Labels are 1–32 of a-z, 0-9, `_` and `-`, unique, and never start with `owner-` (the name a
- * bare token is shown by); a token appears once. `other-owner` needs a second token. A token
+ * Labels are 1–32 of a-z, 0-9, `_` and `-`, unique, and never 8 hex digits (the name a bare
+ * token is shown by); a token appears once. `other-owner` needs a second token. A token
  * is never repeated in a message: it is a credential.
  */
 function teamSettings(vars: ConfigVars): Pick<WorkerConfig, "tokens" | "requireApproval"> {
@@ -426,9 +429,9 @@ function teamSettings(vars: ConfigVars): Pick<WorkerConfig, "tokens" | "requireA
     const token = colon < 0 ? entry : entry.slice(colon + 1).trim();
     const where = `entry ${index + 1} of PLANPORT_TOKENS`;
     if (label !== null) {
-      if (!OWNER_LABEL_PATTERN.test(label) || label.startsWith(BARE_TOKEN_LABEL_PREFIX)) {
+      if (!OWNER_LABEL_PATTERN.test(label) || BARE_TOKEN_LABEL_PATTERN.test(label)) {
         throw new SettingError(
-          `The server's ${where} has the label ${JSON.stringify(label.slice(0, 40))}, which is not 1–32 of a-z, 0-9, _ and - (starting with a letter or digit, not with "${BARE_TOKEN_LABEL_PREFIX}"); fix it (label:token) and restart the worker.`,
+          `The server's ${where} has the label ${JSON.stringify(label.slice(0, 40))}, which is not 1–32 of a-z, 0-9, _ and - (starting with a letter or digit, and not 8 hex digits: those name bare tokens); fix it (label:token) and restart the worker.`,
         );
       }
       if (labels.has(label)) {

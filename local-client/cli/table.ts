@@ -1,4 +1,4 @@
-import type { Session } from "../../src/protocol/index.ts";
+import { personText, type Session } from "../../src/protocol/index.ts";
 import { formatAge } from "../duration.ts";
 import { terminalLine, truncateLine } from "../terminal-text.ts";
 
@@ -128,7 +128,7 @@ function teamFields(s: Session): [string, string][] {
   if (s.approvers !== undefined && s.approvers.length > 0) {
     fields.push(["approvers", s.approvers.join(", ")]);
   }
-  if (s.decided_by) fields.push(["decided by", s.decided_by]);
+  if (s.decided_by) fields.push(["decided by", personText(s.decided_by)]);
   if (s.share_url !== undefined && s.share_url !== s.review_url)
     fields.push(["share", s.share_url]);
   return fields;

@@ -146,7 +146,7 @@ export const EventDecisionSchema = z.object({
   tool_use_id: z.string(),
   kind: z.enum(DECISIONS),
   /**
-   * Who decided (docs/PROTOCOL.md "Team review"): an owner label, or `review link` for the
+   * Who decided (docs/PROTOCOL.md "Team review"): an owner label, or `review_link` for the
    * holder of the decision key. Absent on decisions recorded before it existed.
    */
   decided_by: z.string().optional(),

@@ -39,10 +39,27 @@ export type Variant = (typeof VARIANTS)[number];
 
 /**
  * An owner label (`PLANPORT_TOKENS` `label:token`): what users type and see for an owner. A
- * token without one is shown as `owner-` + the first 8 hex digits of its owner id, a name
+ * token without one is shown as the first 8 characters (hex) of its owner hash, a form
  * configured labels may not take.
  */
 export const OWNER_LABEL_PATTERN = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+/** `decided_by` of a decision made with the decision key (CONTRACT "Team review"). */
+export const REVIEW_LINK = "review_link";
+/** `from` of a suggestion left with the view key. */
+export const SHARE_LINK = "share_link";
+
+/**
+ * A `decided_by` or suggestion `from` as people read it: labels as they are, the two link
+ * names in words.
+ *
+ * @example personText("review_link") // "the review link"
+ */
+export function personText(name: string): string {
+  if (name === REVIEW_LINK) return "the review link";
+  if (name === SHARE_LINK) return "a share link";
+  return name;
+}
+
 /** The most approvers one session may name. */
 export const MAX_APPROVERS = 20;
 
@@ -114,7 +131,7 @@ export interface PlanDecisionRecord {
   comments: { quote: string; text: string }[];
   /** The user sent an edited plan with this decision. */
   plan_edited: boolean;
-  /** Who decided (an owner label, or `review link`); null or absent on older decisions. */
+  /** Who decided (an owner label, or `review_link`); null or absent on older decisions. */
   decided_by?: string | null;
   /** ISO time of the decision. */
   decided_at: string;
@@ -180,7 +197,7 @@ export const SuggestionSchema = z.object({
   id: z.number().int().positive(),
   quote: z.string(),
   text: z.string(),
-  /** Who left it: an owner label, `review link` or `share link`. */
+  /** Who left it: an owner label, `review_link` or `share_link`. */
   from: z.string(),
   created_at: z.string(),
 });

@@ -1,4 +1,9 @@
-import { MAX_APPROVABLE_PLAN_CHARS, type PlanFile, type Session } from "../protocol/index.ts";
+import {
+  MAX_APPROVABLE_PLAN_CHARS,
+  type PlanFile,
+  personText,
+  type Session,
+} from "../protocol/index.ts";
 import { changesView } from "./changes.ts";
 import { groupView } from "./group-view.ts";
 import { historyRegion } from "./history.ts";
@@ -208,7 +213,7 @@ function teamLine(session: Session): SafeHtml | string {
   const approvers = session.approvers ?? [];
   const parts = [
     approvers.length > 0 ? `Needs the approval of ${approvers.join(" or ")}.` : "",
-    session.decided_by ? `Decided by ${session.decided_by}.` : "",
+    session.decided_by ? `Decided by ${personText(session.decided_by)}.` : "",
   ].filter((p) => p !== "");
   return parts.length === 0 ? "" : html`<p class="team-line" data-team>${parts.join(" ")}</p>`;
 }

@@ -1,4 +1,4 @@
-import type { PlanFile, Suggestion } from "../protocol/index.ts";
+import { type PlanFile, personText, type Suggestion } from "../protocol/index.ts";
 import { type ChangesView, renderChanges } from "./changes.ts";
 import type { GroupView } from "./group-view.ts";
 import { html, type SafeHtml } from "./html.ts";
@@ -185,7 +185,7 @@ export function suggestionsPanel(suggestions: readonly Suggestion[], canAdopt: b
     (s) => html`<li class="suggestion">
 <blockquote>${s.quote}</blockquote>
 <p>${s.text}</p>
-<p class="hint">from ${s.from}</p>
+<p class="hint">from ${personText(s.from)}</p>
 ${canAdopt ? html`<button type="button" data-action="adopt-suggestion" data-quote="${s.quote}" data-text="${s.text}">Add to my comments</button>` : ""}
 </li>`,
   );

@@ -1,4 +1,11 @@
-import { type DecisionKind, fail, type Refusal, type SessionRole } from "../protocol/index.ts";
+import {
+  type DecisionKind,
+  fail,
+  REVIEW_LINK,
+  type Refusal,
+  type SessionRole,
+  SHARE_LINK,
+} from "../protocol/index.ts";
 
 /**
  * Team review (docs/PROTOCOL.md "Team review", DESIGN.md "Team review"): the session's view
@@ -31,11 +38,6 @@ export type Role =
   | { kind: "approver"; label: string }
   | { kind: "decider" }
   | { kind: "viewer" };
-
-/** How decisions by a holder of the decision key are recorded in `decided_by`. */
-export const REVIEW_LINK = "review link";
-/** How suggestions from a holder of the view key are signed. */
-export const SHARE_LINK = "share link";
 
 /** The most suggestions one session keeps; later ones are refused (409 `payload_too_large`). */
 export const MAX_SUGGESTIONS = 200;

@@ -141,7 +141,7 @@ describe("team review in the browser (wrangler dev, Chromium)", () => {
           { timeout: UI_TIMEOUT_MS },
         )
         .toEqual([
-          expect.objectContaining({ text: "Rotate the cookie on login.", from: "share link" }),
+          expect.objectContaining({ text: "Rotate the cookie on login.", from: "share_link" }),
         ]);
       await shows(page.locator("[data-region=suggestions]"), "Rotate the cookie on login.");
 
@@ -151,7 +151,7 @@ describe("team review in the browser (wrangler dev, Chromium)", () => {
       await phaseIs(own, "plan ready");
       const suggestions = own.locator("[data-region=suggestions]");
       await shows(suggestions, "Suggestions from viewers (1)");
-      await shows(suggestions, "from share link");
+      await shows(suggestions, "from a share link");
       expect(await own.getByRole("button", { name: "Approve and run in the cloud" }).count()).toBe(
         0,
       );
@@ -174,7 +174,7 @@ describe("team review in the browser (wrangler dev, Chromium)", () => {
               (e) =>
                 e.type === "user" &&
                 e.decision?.kind === "reject" &&
-                e.decision.decided_by === "review link" &&
+                e.decision.decided_by === "review_link" &&
                 JSON.stringify(e.message.content).includes("Rotate the cookie on login."),
             );
           },
