@@ -39,6 +39,13 @@ export const BLOB_STORE_MIGRATIONS = [
  * counts from the client's last look.
  */
 export const UNUSED_BLOB_GRACE_MS = 3_600_000;
+/**
+ * How long a ready snapshot no session has used is kept: a client commits, then starts its
+ * session at once (or finds the snapshot by `HEAD` later, which restarts this). After it, the
+ * snapshot is purged like one whose last session went, so an upload nobody used is not kept
+ * — with its blobs — for ever.
+ */
+export const UNUSED_SNAPSHOT_GRACE_MS = 86_400_000;
 /** A commit that has not finished after this long died with its runtime: its row is dropped. */
 export const STALE_COMMIT_MS = 600_000;
 
@@ -285,6 +292,31 @@ export function staleCommits(sql: SqlStorage, nowMs: number): { owner: string; i
       nowMs - STALE_COMMIT_MS,
     )
     .toArray();
+}
+
+const NEVER_USED = `state = 'ready' AND NOT EXISTS (SELECT 1 FROM sessions WHERE snapshot_id = snapshots.id)`;
+
+/** Ready snapshots no session uses whose grace is over ({@link UNUSED_SNAPSHOT_GRACE_MS}). */
+export function unusedSnapshots(sql: SqlStorage, nowMs: number): { owner: string; id: string }[] {
+  return sql
+    .exec<{ owner: string; id: string }>(
+      `SELECT owner, id FROM snapshots WHERE ${NEVER_USED} AND changed_at < ?`,
+      nowMs - UNUSED_SNAPSHOT_GRACE_MS,
+    )
+    .toArray();
+}
+
+/** When the next unused ready snapshot's grace ends, or null. */
+export function nextUnusedSnapshot(sql: SqlStorage): number | null {
+  const row = sql
+    .exec<{ at: number | null }>(`SELECT min(changed_at) AS at FROM snapshots WHERE ${NEVER_USED}`)
+    .toArray()[0];
+  return row?.at == null ? null : row.at + UNUSED_SNAPSHOT_GRACE_MS + 1;
+}
+
+/** Restarts the grace of a ready snapshot (it was just asked for). */
+export function touchSnapshot(sql: SqlStorage, id: string, nowMs: number): void {
+  sql.exec("UPDATE snapshots SET changed_at = ? WHERE id = ? AND state = 'ready'", nowMs, id);
 }
 
 /** When the oldest unfinished commit becomes stale, or null. */

@@ -25,12 +25,16 @@ import {
   missingBlobs,
   nextBlobExpiry,
   nextStaleCommit,
+  nextUnusedSnapshot,
   orphanPacks,
   releaseReferences,
   setSnapshotState,
   snapshotState,
   staleCommits,
   takeReferences,
+  touchSnapshot,
+  UNUSED_SNAPSHOT_GRACE_MS,
+  unusedSnapshots,
 } from "./blob-store.ts";
 
 /**
@@ -76,6 +80,8 @@ export class SnapshotRegistry {
   async hasSnapshot(owner: string, id: string): Promise<boolean> {
     await this.adoptLegacy(owner, id);
     const state = snapshotState(this.sql, id)?.state;
+    // Asked for: a session on it is probably next, so its unused grace starts again.
+    if (state === "ready") touchSnapshot(this.sql, id, this.clock());
     return state === "ready" || state === "deleting";
   }
 
@@ -140,7 +146,10 @@ export class SnapshotRegistry {
     await this.finishPurge(id);
     const existing = snapshotState(this.sql, id);
     if (existing !== null && existing.state !== "committing") {
-      this.storage.transactionSync(() => this.claimForSession(id));
+      this.storage.transactionSync(() => {
+        this.claimForSession(id);
+        touchSnapshot(this.sql, id, this.clock());
+      });
       const index = await readSnapshotIndex(this.bucket, owner, id);
       if (index !== null) return { kind: "existed", receipt: receiptOf(index) };
     }
@@ -177,6 +186,7 @@ export class SnapshotRegistry {
       await removeSnapshotIndex(this.bucket, owner, id);
       return { kind: "missing", missing: taken.missing };
     }
+    await this.wakeBy(this.clock() + UNUSED_SNAPSHOT_GRACE_MS + 1);
     return { kind: "stored", receipt: receiptOf(index) };
   }
 
@@ -261,11 +271,16 @@ export class SnapshotRegistry {
   }
 
   /**
-   * Drops what nothing uses: commits that died with their runtime, blobs unused past their
-   * grace, and the packs left without a blob. Then asks to run again when the next grace ends.
+   * Drops what nothing uses: snapshots no session used within their grace (purged like any
+   * other), commits that died with their runtime, blobs unused past their grace, and the packs
+   * left without a blob. Then asks to run again when the next grace ends.
    */
   async collectGarbage(): Promise<void> {
     const now = this.clock();
+    for (const { owner, id } of unusedSnapshots(this.sql, now)) {
+      this.storage.transactionSync(() => this.markUnused(owner, id));
+      await this.exclusive(id, () => this.purgeSteps(owner, id));
+    }
     for (const { owner, id } of staleCommits(this.sql, now)) {
       await this.exclusive(id, async () => {
         if (snapshotState(this.sql, id)?.state !== "committing") return;
@@ -280,9 +295,11 @@ export class SnapshotRegistry {
       await this.bucket.delete(batch);
       forgetOrphanPacks(this.sql, batch);
     }
-    const next = [nextBlobExpiry(this.sql), nextStaleCommit(this.sql)].filter(
-      (t): t is number => t !== null,
-    );
+    const next = [
+      nextBlobExpiry(this.sql),
+      nextStaleCommit(this.sql),
+      nextUnusedSnapshot(this.sql),
+    ].filter((t): t is number => t !== null);
     if (next.length > 0) await this.wakeBy(Math.min(...next));
   }
 

@@ -9,7 +9,7 @@ import {
   type SkippedEntry,
   type SnapshotReceipt,
 } from "../../src/protocol/index.ts";
-import { UNUSED_BLOB_GRACE_MS } from "../../src/session/blob-store.ts";
+import { UNUSED_BLOB_GRACE_MS, UNUSED_SNAPSHOT_GRACE_MS } from "../../src/session/blob-store.ts";
 import type { OwnerIndex } from "../../src/session/owner-index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import { ownerIndexStub } from "../../src/session/sessions.ts";
@@ -350,6 +350,35 @@ describe("incremental snapshots: retention with shared blobs", () => {
     expect(await blobStats(who)).toMatchObject({ blobs: 0 });
     expect(await keys(`blobs/${owner}/`)).toEqual([]);
     expect(await keys(`snapshots/${owner}/`)).toEqual([]);
+  }, 60_000);
+
+  it("a snapshot no session ever uses is purged after its grace, with its blobs", async () => {
+    const who = freshOwner();
+    const owner = await ownerIdOf(who.token);
+    const unused = await store(who, { "lonely.ts": "export const lonely = 1;\n" });
+    const used = await store(who, { "used.ts": "export const used = 2;\n" });
+    await createDrivenSession(who.token, { snapshot_id: used.id });
+    const index = ownerIndexStub(env, owner);
+    const runAlarmAt = async (offsetMs: number) => {
+      await runInDurableObject(index, (object: OwnerIndex) => {
+        object.clock = () => Date.now() + offsetMs;
+      });
+      await runDurableObjectAlarm(index);
+    };
+    // Within the grace both stay (checked in R2: a HEAD would restart the grace).
+    await runAlarmAt(UNUSED_SNAPSHOT_GRACE_MS - 60_000);
+    expect(await keys(`snapshots/${owner}/${unused.id}/`)).toHaveLength(1);
+    // After it (and the blobs' own grace), the unused one is gone with its blob; the used one stays.
+    await runAlarmAt(UNUSED_SNAPSHOT_GRACE_MS + 1);
+    await runAlarmAt(UNUSED_SNAPSHOT_GRACE_MS + UNUSED_BLOB_GRACE_MS + 60_000);
+    await runInDurableObject(index, (object: OwnerIndex) => {
+      object.clock = () => Date.now();
+    });
+    expect((await api.call("HEAD", `/v1/snapshots/${unused.id}`, who)).status).toBe(404);
+    expect((await api.call("HEAD", `/v1/snapshots/${used.id}`, who)).status).toBe(200);
+    expect(await missing(who, [blobOf("export const lonely = 1;\n")])).toHaveLength(1);
+    expect(await missing(who, [blobOf("export const used = 2;\n")])).toEqual([]);
+    expect(await keys(`snapshots/${owner}/${unused.id}/`)).toEqual([]);
   }, 60_000);
 
   it("a session started on a snapshot waiting for its purge revives it; after the purge it is refused", async () => {
