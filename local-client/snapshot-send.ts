@@ -1,13 +1,13 @@
 import { gzipSync } from "node:zlib";
 import {
   comparePaths,
+  gitBlobId,
   type ManifestRequest,
   MISSING_QUERY_MAX_BLOBS,
   manifestId,
   type SkippedEntry,
 } from "../src/protocol/index.ts";
 import { type Api, ApiError, withRetry } from "./api.ts";
-import { gitBlobId } from "./blob-id.ts";
 import {
   type CollectedTree,
   readTreeFile,

@@ -3,11 +3,11 @@ import { stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
   comparePaths,
+  gitBlobId,
   isTextContent,
   type SkippedEntry,
   SNAPSHOT_MAX_FILE_BYTES,
 } from "../src/protocol/index.ts";
-import { gitBlobId } from "./blob-id.ts";
 import { SnapshotError } from "./snapshot-error.ts";
 import { openPacker } from "./snapshot-pack.ts";
 import { listTree } from "./snapshot-tree.ts";

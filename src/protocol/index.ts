@@ -2,6 +2,7 @@
  * The wire protocol shared by the worker and the local client: one zod schema per shape in
  * docs/PROTOCOL.md, the types inferred from them, and the markers. Imports nothing of ours.
  */
+export * from "./blob-id.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./limits.ts";

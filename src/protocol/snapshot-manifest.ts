@@ -116,8 +116,3 @@ export async function manifestId(
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
-
-/** The header git hashes before a blob's content (`blob <size>\0`). */
-export function gitBlobHeader(size: number): Uint8Array {
-  return new TextEncoder().encode(`blob ${size}\0`);
-}

@@ -64,8 +64,3 @@ export function roleOf(identity: Identity, access: Access): Role | null {
   if (views) return { kind: "viewer" };
   return null;
 }
-
-/** Whether `access` may see the session at all. */
-export function admits(identity: Identity, access: Access): boolean {
-  return roleOf(identity, access) !== null;
-}

@@ -1,5 +1,6 @@
 import type { SnapshotFiles } from "../planner/port.ts";
-import { gitBlobId, unifiedDiff } from "./unified-diff.ts";
+import { gitBlobId } from "../protocol/index.ts";
+import { unifiedDiff } from "./unified-diff.ts";
 
 /**
  * The copy-on-write workspace over the snapshot: remote execution writes here, never to the
@@ -47,8 +48,8 @@ export async function overlayDiff(sql: SqlStorage, snapshot: SnapshotFiles): Pro
     overlay.map(async ({ path, after }) => {
       const before = await snapshot.read(path);
       const blobs = {
-        before: before === null ? null : await gitBlobId(before),
-        after: after === null ? null : await gitBlobId(after),
+        before: before === null ? null : gitBlobId(before),
+        after: after === null ? null : gitBlobId(after),
       };
       return { path, before, after, blobs };
     }),

@@ -559,16 +559,22 @@ export class SessionObject extends DurableObject<Env> {
     this.identity = undefined;
   }
 
-  /** Who the session belongs to, when `access` may see it; null answers 404. Cached. */
-  private allowedIdentity(access: Access): Identity | null {
+  /** Who the session belongs to and who may see it (cached); null when there is no session. */
+  private loadIdentity(): Identity | null {
     if (this.identity === undefined)
       this.identity = hasSchema(this.sql) ? readIdentity(this.sql) : null;
-    return this.identity !== null && roleOf(this.identity, access) !== null ? this.identity : null;
+    return this.identity;
+  }
+
+  /** The session's identity, when `access` may see it; null answers 404. */
+  private allowedIdentity(access: Access): Identity | null {
+    const identity = this.loadIdentity();
+    return identity !== null && roleOf(identity, access) !== null ? identity : null;
   }
 
   /** How `access` may act on the session, with the row; null answers 404. */
   private allowed(access: Access): { row: SessionRow; role: Role } | null {
-    const identity = this.allowedIdentity(access);
+    const identity = this.loadIdentity();
     const role = identity === null ? null : roleOf(identity, access);
     const row = role === null ? null : readRow(this.sql);
     return row === null || role === null ? null : { row, role };

@@ -76,18 +76,5 @@ function withIndexLine(
   return lines.join("\n");
 }
 
-/**
- * Git's blob id of a text: sha1 of `blob <byte length>\0<bytes>`, as `git hash-object` prints.
- *
- * @example
- * await gitBlobId("hello\n") // "ce013625030ba8dba906f756967f9e9ca394464a"
- */
-export async function gitBlobId(text: string): Promise<string> {
-  const body = new TextEncoder().encode(text);
-  const head = new TextEncoder().encode(`blob ${body.byteLength}\0`);
-  const all = new Uint8Array(head.byteLength + body.byteLength);
-  all.set(head);
-  all.set(body, head.byteLength);
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", all));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-}
+/** Git's blob id (one definition: src/protocol/blob-id.ts), beside the diff that carries it. */
+export { gitBlobId } from "../protocol/index.ts";

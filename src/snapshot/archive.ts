@@ -1,7 +1,5 @@
-import { createHash } from "node:crypto";
 import { createTarDecoder, type ParsedTarEntry } from "modern-tar";
 import {
-  gitBlobHeader,
   SNAPSHOT_MAX_COMPRESSED_BYTES,
   SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
 } from "../protocol/index.ts";
@@ -100,11 +98,6 @@ export async function sha256Hex(chunks: readonly Uint8Array[]): Promise<string> 
   await writer.close();
   const bytes = new Uint8Array(await digest.digest);
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-/** A file's blob id: git's (docs/PROTOCOL.md "Incremental snapshots"). */
-export function gitBlobId(content: Uint8Array): string {
-  return createHash("sha1").update(gitBlobHeader(content.byteLength)).update(content).digest("hex");
 }
 
 /** The body, inflated within `maxBytes`, as a pull stream of tar entries. */

@@ -2,6 +2,7 @@ import {
   BLOB_ID_PATTERN,
   type BlobsReceipt,
   err,
+  gitBlobId,
   isTextContent,
   ok,
   type Result,
@@ -11,7 +12,6 @@ import {
 import {
   discard,
   fromArchive,
-  gitBlobId,
   newUploadName,
   openArchive,
   readBody,

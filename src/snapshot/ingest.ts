@@ -1,5 +1,6 @@
 import {
   err,
+  gitBlobId,
   isTextContent,
   type ManifestFile,
   ok,
@@ -12,7 +13,6 @@ import {
 import {
   discard,
   fromArchive,
-  gitBlobId,
   newUploadName,
   openArchive,
   readBody,

@@ -1,9 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { gitBlobId } from "../../local-client/blob-id.ts";
 import type { CollectedTree } from "../../local-client/snapshot.ts";
 import { manifestDelta, type SnapshotBase } from "../../local-client/snapshot-base.ts";
-import { comparePaths, manifestId, manifestText } from "../../src/protocol/index.ts";
+import { comparePaths, gitBlobId, manifestId, manifestText } from "../../src/protocol/index.ts";
 
 /** The pure parts of incremental snapshots: blob ids, the canonical manifest, the delta. */
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
 import { configOf } from "../../src/config.ts";
 import {
+  gitBlobId,
   type ManifestFile,
   manifestId,
   type SkippedEntry,
@@ -14,7 +15,6 @@ import type { OwnerIndex } from "../../src/session/owner-index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import { ownerIndexStub } from "../../src/session/sessions.ts";
 import type { SnapshotRegistry } from "../../src/session/snapshot-registry.ts";
-import { gitBlobId } from "../../src/snapshot/archive.ts";
 import { openSnapshot } from "../../src/snapshot/index.ts";
 import { gzip, type TarSpec, tarGz } from "../support/tarballs.ts";
 import { api, createDrivenSession, errorCode, sessionObject } from "../support/worker/sessions.ts";
