@@ -1,12 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Api, createApi } from "../../local-client/api.ts";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import { describe, expect, it } from "vitest";
 import type { SessionList } from "../../src/protocol/index.ts";
-import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
+import { waitForPlan } from "../client/fixture-repo.ts";
 import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
+import { offlineWorkerSuite } from "./offline-worker.ts";
 
 /**
  * Best-of-N end to end: the real CLI (`plan --attempts 3`) against `wrangler dev` with the
@@ -16,24 +15,7 @@ import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
  */
 
 const TOKEN = "e2e-group-token";
-let worker: WorkerProcess;
-let api: Api;
-let repo: string;
-const persist = mkdtempSync(join(tmpdir(), "planport-e2e-group-"));
-
-beforeAll(async () => {
-  worker = await startWorkerProcess({
-    persistDir: persist,
-    vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline" },
-  });
-  api = createApi({ server: worker.url, token: TOKEN });
-  repo = fixtureRepo();
-}, 120_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  rmSync(persist, { recursive: true, force: true });
-});
+const suite = offlineWorkerSuite(TOKEN, "planport-e2e-group-");
 
 function planGroup(extra: string[]) {
   const home = isolatedHome();
@@ -42,9 +24,9 @@ function planGroup(extra: string[]) {
       "plan",
       "add GitHub OAuth login next to the password login",
       "--repo",
-      repo,
+      suite.repo,
       "--server",
-      worker.url,
+      suite.worker.url,
       "--token",
       TOKEN,
       "--interval",
@@ -59,7 +41,7 @@ function planGroup(extra: string[]) {
 }
 
 async function groupList(group: string): Promise<SessionList> {
-  const res = await fetch(`${worker.url}/v1/sessions?group=${group}`, {
+  const res = await fetch(`${suite.worker.url}/v1/sessions?group=${group}`, {
     headers: { authorization: `Bearer ${TOKEN}` },
   });
   expect(res.status).toBe(200);
@@ -84,14 +66,14 @@ describe("planport plan --attempts 3 against wrangler dev (offline planner)", ()
     const listed = await groupList(group);
     expect(listed.data.map((s) => s.id).sort()).toEqual(members.map((m) => m.id).sort());
     const snapshots = new Set(
-      await Promise.all(members.map(async (m) => (await api.getSession(m.id)).snapshot_id)),
+      await Promise.all(members.map(async (m) => (await suite.api.getSession(m.id)).snapshot_id)),
     );
     expect(snapshots.size).toBe(1);
 
-    const calls = await Promise.all(members.map((m) => waitForPlan(api, m.id)));
+    const calls = await Promise.all(members.map((m) => waitForPlan(suite.api, m.id)));
     await run.waitForStdout('"ready":3', 30_000);
     const chosen = members[1]!;
-    await api.decide(chosen.id, { tool_use_id: calls[1]!, decision: "teleport" });
+    await suite.api.decide(chosen.id, { tool_use_id: calls[1]!, decision: "teleport" });
     const { code, stdout, stderr } = await run.done;
     expect(code, stderr).toBe(0);
 
@@ -116,7 +98,7 @@ describe("planport plan --attempts 3 against wrangler dev (offline planner)", ()
     expect(readFileSync(hookOut, "utf8")).toBe(String(outcome?.plan));
 
     for (const m of members) {
-      const s = await api.getSession(m.id);
+      const s = await suite.api.getSession(m.id);
       expect(s.status).toBe("archived");
       expect(s.outcome).toEqual(
         m.id === chosen.id
@@ -142,12 +124,12 @@ describe("planport plan --attempts 3 against wrangler dev (offline planner)", ()
       }
     };
     const members = await ids();
-    const calls = await Promise.all(members.map((id) => waitForPlan(api, id)));
+    const calls = await Promise.all(members.map((id) => waitForPlan(suite.api, id)));
     for (;;) {
       if (run.stderr().includes("3 of 3 plans ready")) break;
       await new Promise((r) => setTimeout(r, 200));
     }
-    await api.decide(members[0]!, { tool_use_id: calls[0]!, decision: "teleport" });
+    await suite.api.decide(members[0]!, { tool_use_id: calls[0]!, decision: "teleport" });
     const { code, stderr } = await run.done;
     expect(code, stderr).toBe(0);
     expect(stderr.match(/^review: http:\/\/\S+\/review\/ses_\S+\?key=\S+$/gm)).toHaveLength(3);

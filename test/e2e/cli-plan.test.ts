@@ -1,11 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Api, createApi } from "../../local-client/api.ts";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
-import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
+import { describe, expect, it } from "vitest";
+import { waitForPlan } from "../client/fixture-repo.ts";
 import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
+import { offlineWorkerSuite } from "./offline-worker.ts";
 
 /**
  * Phase B, end to end: the real CLI against `wrangler dev` running the worker with the offline
@@ -13,24 +12,7 @@ import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
  */
 
 const TOKEN = "e2e-cli-token";
-let worker: WorkerProcess;
-let api: Api;
-let repo: string;
-const persist = mkdtempSync(join(tmpdir(), "planport-e2e-cli-"));
-
-beforeAll(async () => {
-  worker = await startWorkerProcess({
-    persistDir: persist,
-    vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline" },
-  });
-  api = createApi({ server: worker.url, token: TOKEN });
-  repo = fixtureRepo();
-}, 120_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  rmSync(persist, { recursive: true, force: true });
-});
+const suite = offlineWorkerSuite(TOKEN, "planport-e2e-cli-");
 
 function plan(extra: string[] = []) {
   const home = isolatedHome();
@@ -39,9 +21,9 @@ function plan(extra: string[] = []) {
       "plan",
       "add GitHub OAuth login next to the password login",
       "--repo",
-      repo,
+      suite.repo,
       "--server",
-      worker.url,
+      suite.worker.url,
       "--token",
       TOKEN,
       "--interval",
@@ -63,9 +45,9 @@ describe("planport plan against wrangler dev (offline planner)", () => {
     const hookOut = join(mkdtempSync(join(tmpdir(), "planport-hook-")), "plan.txt");
     const { run, home, sessionId } = plan(["--on-teleport", `cat > ${hookOut}`]);
     const id = await sessionId();
-    const call = await waitForPlan(api, id);
+    const call = await waitForPlan(suite.api, id);
     await run.waitForStdout('"phase":"plan_ready"', 30_000);
-    await api.decide(id, { tool_use_id: call, decision: "teleport" });
+    await suite.api.decide(id, { tool_use_id: call, decision: "teleport" });
     const { code, stdout, stderr } = await run.done;
     expect(code, stderr).toBe(0);
     const outcome = ndjson(stdout).at(-1);
@@ -80,22 +62,22 @@ describe("planport plan against wrangler dev (offline planner)", () => {
     expect(readFileSync(planFile, "utf8").trim()).toBe(String(outcome?.plan).trim());
     expect(String(outcome?.plan).length).toBeGreaterThan(100);
     expect(readFileSync(hookOut, "utf8")).toBe(String(outcome?.plan));
-    expect((await api.getSession(id)).status).toBe("archived");
+    expect((await suite.api.getSession(id)).status).toBe("archived");
   }, 120_000);
 
   it("reject then teleport reports exactly one rejection", async () => {
     const { run, sessionId } = plan();
     const id = await sessionId();
-    const first = await waitForPlan(api, id);
-    await api.decide(id, {
+    const first = await waitForPlan(suite.api, id);
+    await suite.api.decide(id, {
       tool_use_id: first,
       decision: "reject",
       feedback: "Also cover the database migration.",
     });
-    const second = await waitForPlan(api, id);
+    const second = await waitForPlan(suite.api, id);
     expect(second).not.toBe(first);
     await run.waitForStdout('"event":"rejected"', 30_000);
-    await api.decide(id, { tool_use_id: second, decision: "teleport" });
+    await suite.api.decide(id, { tool_use_id: second, decision: "teleport" });
     const { code, stdout } = await run.done;
     expect(code).toBe(0);
     const lines = ndjson(stdout);
@@ -109,7 +91,7 @@ describe("planport plan against wrangler dev (offline planner)", () => {
     const { run, sessionId } = plan();
     const id = await sessionId();
     await run.waitForStdout('"event":"phase"', 30_000);
-    await api.archive(id);
+    await suite.api.archive(id);
     const { code, stdout } = await run.done;
     expect(code).toBe(3);
     expect(ndjson(stdout).at(-1)).toMatchObject({
@@ -132,29 +114,29 @@ describe("planport plan against wrangler dev (offline planner)", () => {
       session_id: id,
     });
     expect(existsSync(join(home.home, "sessions", `${id}.json`))).toBe(true);
-    expect((await api.getSession(id)).status).not.toBe("archived");
+    expect((await suite.api.getSession(id)).status).not.toBe("archived");
 
     const again = startCli(
       [
         "attach",
         id,
         "--server",
-        worker.url,
+        suite.worker.url,
         "--token",
         TOKEN,
         "--interval",
         "500ms",
         "--json",
         "--repo",
-        repo,
+        suite.repo,
       ],
       {
         env: home.env,
       },
     );
-    const call = await waitForPlan(api, id);
+    const call = await waitForPlan(suite.api, id);
     await again.waitForStdout('"phase":"plan_ready"', 30_000);
-    await api.decide(id, { tool_use_id: call, decision: "teleport" });
+    await suite.api.decide(id, { tool_use_id: call, decision: "teleport" });
     const second = await again.done;
     expect(second.code, second.stderr).toBe(0);
     expect(ndjson(second.stdout).at(-1)).toMatchObject({ event: "outcome", kind: "teleport" });
@@ -164,7 +146,7 @@ describe("planport plan against wrangler dev (offline planner)", () => {
   it("status, list and stop show and archive the session", async () => {
     const { run, home, sessionId } = plan();
     const id = await sessionId();
-    const flags = ["--server", worker.url, "--token", TOKEN];
+    const flags = ["--server", suite.worker.url, "--token", TOKEN];
     const status = startCli(["status", id, "--json", ...flags], { env: home.env });
     const { code, stdout } = await status.done;
     expect(code).toBe(0);

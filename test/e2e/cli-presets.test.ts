@@ -4,17 +4,15 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
-  rmSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Api, createApi } from "../../local-client/api.ts";
+import { describe, expect, it } from "vitest";
 import { PRESET_NAMES, type PresetName, presetLaunch } from "../../local-client/presets.ts";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
-import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
+import { waitForPlan } from "../client/fixture-repo.ts";
 import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
+import { offlineWorkerSuite } from "./offline-worker.ts";
 
 /**
  * `--on-teleport <preset>` end to end: the real CLI against `wrangler dev` (offline planner), the
@@ -23,24 +21,7 @@ import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
  */
 
 const TOKEN = "e2e-presets-token";
-let worker: WorkerProcess;
-let api: Api;
-let repo: string;
-const persist = mkdtempSync(join(tmpdir(), "planport-e2e-presets-"));
-
-beforeAll(async () => {
-  worker = await startWorkerProcess({
-    persistDir: persist,
-    vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline" },
-  });
-  api = createApi({ server: worker.url, token: TOKEN });
-  repo = fixtureRepo();
-}, 120_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  rmSync(persist, { recursive: true, force: true });
-});
+const suite = offlineWorkerSuite(TOKEN, "planport-e2e-presets-");
 
 /** Each agent's own flags for "implement here", as its --help documents them. */
 const IMPLEMENT_HERE_HEAD: { [name in PresetName]: string[] } = {
@@ -90,9 +71,9 @@ async function planAndTeleport(onTeleport: string, bin: string) {
       "plan",
       "add GitHub OAuth login next to the password login",
       "--repo",
-      repo,
+      suite.repo,
       "--server",
-      worker.url,
+      suite.worker.url,
       "--token",
       TOKEN,
       "--interval",
@@ -105,9 +86,9 @@ async function planAndTeleport(onTeleport: string, bin: string) {
   );
   await run.waitForStdout('"event":"session"', 60_000);
   const id = String(ndjson(run.stdout())[0]?.id);
-  const call = await waitForPlan(api, id);
+  const call = await waitForPlan(suite.api, id);
   await run.waitForStdout('"phase":"plan_ready"', 30_000);
-  await api.decide(id, { tool_use_id: call, decision: "teleport" });
+  await suite.api.decide(id, { tool_use_id: call, decision: "teleport" });
   const result = await run.done;
   const outcome = ndjson(result.stdout).find((l) => l.event === "outcome");
   return { ...result, home, outcome };
@@ -131,7 +112,7 @@ describe("--on-teleport presets against wrangler dev (offline planner)", () => {
       );
       expect(seen.fresh).toBe("0");
       expect(seen.planFile).toBe(planFile);
-      expect(seen.cwd).toBe(repo);
+      expect(seen.cwd).toBe(suite.repo);
       // The agent's stdin is the terminal's (here the CLI's empty one), not the plan.
       expect(seen.stdin).toBe("");
       const joined = seen.argv.join("\n");
