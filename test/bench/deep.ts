@@ -5,7 +5,7 @@ import { type BenchRow, infoRow, median, ratioRow } from "./rows.ts";
 import { type BenchWorker, startBenchWorker } from "./worker.ts";
 
 /**
- * P9: a `deep` session's explorers run concurrently. A real `wrangler dev` runs the anthropic
+ * P10: a `deep` session's explorers run concurrently. A real `wrangler dev` runs the anthropic
  * planner against the Anthropic Messages API TEST DOUBLE (in this process, over HTTP); each
  * explorer subagent makes two model calls (a Read, then its report) that the double holds for
  * 2 s each. The figure is the exploration's wall time — from the session's reply that launches
@@ -18,7 +18,7 @@ import { type BenchWorker, startBenchWorker } from "./worker.ts";
  */
 
 const LANE = "bench-deep";
-export const P9_MODEL_CALL_MS = 2_000;
+export const DEEP_MODEL_CALL_MS = 2_000;
 const TURNS_PER_EXPLORER = 2;
 const TRIALS = 3;
 
@@ -40,11 +40,11 @@ export async function benchDeep(options: { trials?: number } = {}): Promise<Benc
       one.push(await exploration(worker, double, `t${trial}-one`, 1));
       three.push(await exploration(worker, double, `t${trial}-three`, 3));
     }
-    const explorerMs = P9_MODEL_CALL_MS * TURNS_PER_EXPLORER;
+    const explorerMs = DEEP_MODEL_CALL_MS * TURNS_PER_EXPLORER;
     return [
       ratioRow({
-        id: "P9",
-        name: `deep session: exploration by 3 explorers, each ${TURNS_PER_EXPLORER} model calls held ${P9_MODEL_CALL_MS / 1000} s by the provider double, median of ${trials}`,
+        id: "P10",
+        name: `deep session: exploration by 3 explorers, each ${TURNS_PER_EXPLORER} model calls held ${DEEP_MODEL_CALL_MS / 1000} s by the provider double, median of ${trials}`,
         unit: "ms",
         value: median(three),
         baseline: median(one),
@@ -52,12 +52,12 @@ export async function benchDeep(options: { trials?: number } = {}): Promise<Benc
         maxRatio: 1.3,
       }),
       infoRow({
-        id: "P9",
+        id: "P10",
         name: "the same, 1 explorer, over its model time (planport's own overhead)",
         unit: "ms",
         value: median(one),
         baseline: explorerMs,
-        baselineName: `${TURNS_PER_EXPLORER} model calls × ${P9_MODEL_CALL_MS} ms`,
+        baselineName: `${TURNS_PER_EXPLORER} model calls × ${DEEP_MODEL_CALL_MS} ms`,
       }),
     ];
   } finally {
@@ -89,10 +89,10 @@ async function exploration(
     ...Array.from({ length: explorers }, (_, i) => [
       r({
         match: explorer(i),
-        delay_ms: P9_MODEL_CALL_MS,
+        delay_ms: DEEP_MODEL_CALL_MS,
         content: [call(`toolu_${trial}_${i}_read`, "Read", { file_path: "README.md" })],
       }),
-      r({ match: explorer(i), delay_ms: P9_MODEL_CALL_MS, content: [say(`Report ${i + 1}.`)] }),
+      r({ match: explorer(i), delay_ms: DEEP_MODEL_CALL_MS, content: [say(`Report ${i + 1}.`)] }),
     ]).flat(),
     r({ match: session, content: [call(`toolu_${trial}_exit`, "ExitPlanMode", {})] }),
   ]);
@@ -102,7 +102,7 @@ async function exploration(
   });
   const done = await worker.settled(created.id);
   if (done.phase !== "plan_ready")
-    throw new Error(`P9 session ${created.id} ended ${done.phase}, not plan_ready`);
+    throw new Error(`P10 session ${created.id} ended ${done.phase}, not plan_ready`);
   const events = await worker.allEvents(created.id);
   const launched = events.find(
     (e) =>
@@ -121,6 +121,6 @@ async function exploration(
       e.message.content.some((b) => b.type === "tool_result" && taskIds.has(b.tool_use_id)),
   );
   if (launched === undefined || answered.length !== explorers)
-    throw new Error(`P9 session ${created.id}: ${answered.length} of ${explorers} Tasks answered`);
+    throw new Error(`P10 session ${created.id}: ${answered.length} of ${explorers} Tasks answered`);
   return Date.parse(answered.at(-1)!.created_at) - Date.parse(launched.created_at);
 }

@@ -102,9 +102,9 @@ try {
       )),
     );
   }
-  if (wanted("P10")) {
+  if (wanted("P9")) {
     rows.push(
-      ...(await section("P10 incremental snapshots", () =>
+      ...(await section("P9 incremental snapshots", () =>
         benchIncrementalSnapshot({
           ...(quick ? { files: 2_000, runs: 2 } : {}),
           upload: { server: worker.url, tokenForRun: (n) => worker.freshOwner(n) },
@@ -140,10 +140,10 @@ try {
       )),
     );
   }
-  if (wanted("P9")) {
+  if (wanted("P10")) {
     // Its own wrangler dev, pointed at the Anthropic Messages API double.
     rows.push(
-      ...(await section("P9 deep session: concurrent explorers", () =>
+      ...(await section("P10 deep session: concurrent explorers", () =>
         benchDeep(quick ? { trials: 1 } : {}),
       )),
     );

@@ -9,8 +9,8 @@ import { type BenchRow, infoRow, median, ratioRow } from "./rows.ts";
 import { makeRepository, type UploadTarget } from "./snapshot.ts";
 
 /**
- * P10 (issue 16 calls it "P9"; that id was taken by the deep-planning row): incremental
- * snapshots. In a 10,000-file repository, per run with an owner that has nothing yet and a
+ * P9 (issue 16's name for it; the deep-planning row, which had it first, is P10 now):
+ * incremental snapshots. In a 10,000-file repository, per run with an owner that has nothing yet and a
  * state folder with no base:
  *
  *   1. the first `planport plan`'s snapshot (collect + upload of every blob);
@@ -75,7 +75,7 @@ export async function benchIncrementalSnapshot(options: {
     const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
     return [
       infoRow({
-        id: "P10",
+        id: "P9",
         name: `first snapshot of ${count} files (every blob sent; ${kib(firstBytes)}), median of ${runs}`,
         unit: "ms",
         value: firstMs,
@@ -83,7 +83,7 @@ export async function benchIncrementalSnapshot(options: {
         baselineName: "itself",
       }),
       ratioRow({
-        id: "P10",
+        id: "P9",
         name: `after one edited file: bytes sent by the second snapshot (${kib(median(second.map((m) => m.sent.sentBytes)))}; ${median(second.map((m) => m.sent.blobsSent))} blob)`,
         unit: "B",
         value: median(second.map((m) => m.sent.sentBytes)),
@@ -92,7 +92,7 @@ export async function benchIncrementalSnapshot(options: {
         maxRatio: 0.01,
       }),
       ratioRow({
-        id: "P10",
+        id: "P9",
         name: "after one edited file: time of the second snapshot (collect + upload)",
         unit: "ms",
         value: median(second.map((m) => m.ms)),
@@ -101,7 +101,7 @@ export async function benchIncrementalSnapshot(options: {
         maxRatio: 0.25,
       }),
       ratioRow({
-        id: "P10",
+        id: "P9",
         name: `a fresh clone of the uploaded repository, no base (${kib(median(cloned.map((m) => m.sent.sentBytes)))}; unchanged tree: ${cloned.every((m) => m.sent.reused) ? "HEAD only" : "not found"})`,
         unit: "B",
         value: median(cloned.map((m) => m.sent.sentBytes)),
@@ -110,7 +110,7 @@ export async function benchIncrementalSnapshot(options: {
         maxRatio: 0.01,
       }),
       infoRow({
-        id: "P10",
+        id: "P9",
         name: `a fresh clone with one file no snapshot has, no base: the whole manifest + 1 blob (${kib(median(clonedEdited.map((m) => m.sent.sentBytes)))}), time vs the first`,
         unit: "B",
         value: median(clonedEdited.map((m) => m.sent.sentBytes)),
