@@ -172,6 +172,7 @@ describe("draftOutline", () => {
     const line = `#${" #".repeat(100_000)}x`;
     const started = performance.now();
     draftOutline(`${line}\n${"- ".repeat(100_000)}\n`);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // Quadratic reading of these 200,000 marks would take many minutes; linear takes milliseconds.
+    expect(performance.now() - started).toBeLessThan(30_000);
   });
 });

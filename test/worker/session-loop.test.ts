@@ -50,7 +50,7 @@ describe("the loop driven by the alarm", () => {
     });
     await api.message(ALICE, session.id, { text: "go" });
     await vi.waitUntil(async () => (await api.getSession(ALICE, session.id)).status === "idle", {
-      timeout: 5_000,
+      timeout: 60_000,
     });
     expect(calls).toBe(3);
     const texts = (await api.allEvents(ALICE, session.id)).flatMap((e) =>
@@ -82,7 +82,7 @@ describe("the loop driven by the alarm", () => {
     await vi.waitUntil(() => calls === 1);
     await api.message(ALICE, session.id, { text: "second, while the step runs" });
     release();
-    await vi.waitUntil(() => calls === 2, { timeout: 5_000 });
+    await vi.waitUntil(() => calls === 2, { timeout: 60_000 });
     await vi.waitUntil(async () => (await api.getSession(ALICE, session.id)).status === "idle");
   });
 
@@ -134,7 +134,7 @@ describe("the loop driven by the alarm", () => {
     });
     await api.message(ALICE, session.id, { text: "go" });
     await vi.waitUntil(async () => (await api.getSession(ALICE, session.id)).phase === "done", {
-      timeout: 5_000,
+      timeout: 60_000,
     });
     const after = await api.getSession(ALICE, session.id);
     expect(after).toMatchObject({
@@ -172,7 +172,7 @@ describe("the loop driven by the alarm", () => {
     await vi.waitUntil(() => started);
     await api.archive(ALICE, session.id);
     release();
-    await vi.waitUntil(() => threw, { timeout: 5_000 });
+    await vi.waitUntil(() => threw, { timeout: 60_000 });
     const events = await api.allEvents(ALICE, session.id);
     expect(events.at(-1)).toMatchObject({ type: "result", subtype: "archived" });
     expect((await api.getSession(ALICE, session.id)).status).toBe("archived");
