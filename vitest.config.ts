@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { packageWranglerConfig, testRateLimitOptions } from "./test/support/wrangler-config.ts";
 
 /**
  * Two kinds of tests: `worker` runs inside workerd (the real Workers runtime, real Durable
@@ -21,6 +22,9 @@ export default defineConfig({
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
+              // wrangler.toml's rate limiters with limits a test reaches in a few requests
+              // (test/support/rate-limits.ts); only the tests that turn them on meet them.
+              ratelimits: testRateLimitOptions(),
               bindings: {
                 // token-owner-0…15: owners with nothing stored yet, one per test that counts blobs.
                 PLANPORT_TOKENS: [
@@ -41,6 +45,8 @@ export default defineConfig({
           name: "worker",
           ...patient,
           include: ["test/worker/**/*.test.ts"],
+          // What wrangler.toml declares, for the test that holds the API's limiters to it.
+          provide: { wranglerRateLimits: packageWranglerConfig().ratelimits },
           // An Anthropic Messages API test double over real HTTP; tests get its URL by inject().
           globalSetup: ["./test/client/anthropic-double-setup.ts"],
         },

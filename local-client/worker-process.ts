@@ -36,6 +36,8 @@ export interface WorkerProcessOptions {
   logFile?: string;
   /** Let this Node process exit while the worker keeps running (with `logFile`). */
   unref?: boolean;
+  /** A wrangler config to run instead of the package's wrangler.toml (tests derive one from it). */
+  configPath?: string;
 }
 
 export interface WorkerProcess {
@@ -82,7 +84,7 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
     wranglerBin,
     "dev",
     "--config",
-    join(PACKAGE_ROOT, "wrangler.toml"),
+    opts.configPath ?? join(PACKAGE_ROOT, "wrangler.toml"),
     "--ip",
     "127.0.0.1",
     "--port",

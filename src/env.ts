@@ -32,6 +32,7 @@ export interface Env extends PlannerEnv {
   RATE_LIMIT_CREATES?: RateLimit;
   RATE_LIMIT_UPLOADS?: RateLimit;
   RATE_LIMIT_AUTH_FAILURES?: RateLimit;
+  RATE_LIMIT_AUTH_FAILURES_ALL?: RateLimit;
   /**
    * The worker's public address (e.g. https://planport.example.com). When set, review links are
    * built on it rather than on the request's Host, which a proxy may pass through unchecked.

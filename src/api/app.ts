@@ -3,7 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import { ConfigError, cachedConfig } from "../config.ts";
 import type { Env } from "../env.ts";
 import { reviewRoutes } from "../review/index.ts";
-import type { AppEnv } from "./auth.ts";
+import { type AppEnv, countReviewPage } from "./auth.ts";
 import { sendFailure } from "./errors.ts";
 import { reviewPageData } from "./review-data.ts";
 import { sessionRoutes } from "./sessions.ts";
@@ -28,8 +28,9 @@ export function createApp(): Hono<AppEnv> {
   });
   app.route("/", snapshotRoutes);
   app.route("/", sessionRoutes);
-  // The review page (no bearer token: the review key in the link is the credential), with the
-  // session's best-of-N group when it has one.
+  // The review page (no bearer token: the review key in the link is the credential, counted
+  // like X-Review-Key), with the session's best-of-N group when it has one.
+  app.use("/review/:id", countReviewPage);
   app.route(
     "/review",
     reviewRoutes<Env>((env) => ({

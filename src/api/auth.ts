@@ -1,15 +1,24 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { bareTokenLabel, configOf } from "../config.ts";
 import type { Env } from "../env.ts";
+import { SESSION_ID_PATTERN } from "../protocol/index.ts";
+import { reviewHeaders, unavailablePage } from "../review/index.ts";
 import type { Access } from "../session/result.ts";
 import { sendFailure } from "./errors.ts";
-import { clientAddress, overLimit } from "./rate-limit.ts";
+import {
+  countFailedAuth,
+  countRequest,
+  type LimitRefusal,
+  overLimit,
+  rateLimited,
+} from "./rate-limit.ts";
 
 /**
  * Authentication (DESIGN.md "Auth and access"). A bearer token is matched against every
  * configured token by comparing sha256 digests in constant time, with no early exit; the owner
  * is a hash of the token, never the token. Session-scoped routes also accept the session's
- * review key (`X-Review-Key`), which the session object checks itself.
+ * review key (`X-Review-Key`), which the session object checks itself. Refused credentials
+ * are counted against their caller, never against the owner or session they tried to reach.
  */
 
 /**
@@ -129,6 +138,12 @@ async function ownerAccess(
 const UNAUTHORIZED_MESSAGE =
   "Send Authorization: Bearer <token> with one of the server's PLANPORT_TOKENS (or, on a session's own routes, X-Review-Key with its review key).";
 
+/** A refused credential: counted against its caller (rate-limit.ts), then 401 or 429. */
+async function refuseCredentials(c: Context<AppEnv>, message: string): Promise<Response> {
+  const limited = await countFailedAuth(c);
+  return limited ? rateLimited(c, limited) : sendFailure(c, 401, "unauthorized", message);
+}
+
 /**
  * Requires a bearer token (list, create, snapshots).
  *
@@ -137,14 +152,9 @@ const UNAUTHORIZED_MESSAGE =
 export const requireOwner: MiddlewareHandler<AppEnv> = async (c, next) => {
   const access = await ownerAccess(c.req.header("authorization") ?? "", c.env.PLANPORT_TOKENS);
   if (access === null) {
-    return (
-      (await overLimit(c, "authFailures", clientAddress(c))) ??
-      sendFailure(
-        c,
-        401,
-        "unauthorized",
-        "Send Authorization: Bearer <token> with one of the server's PLANPORT_TOKENS.",
-      )
+    return await refuseCredentials(
+      c,
+      "Send Authorization: Bearer <token> with one of the server's PLANPORT_TOKENS.",
     );
   }
   const refused = await overLimit(c, "requests", access.owner);
@@ -156,34 +166,77 @@ export const requireOwner: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 /**
- * Requires a bearer token or the session's review key (session-scoped routes). A wrong review
- * key is not refused here: the session answers 404, the same as for an unknown session.
+ * Requires a bearer token or the session's review key (session-scoped routes). A review key is
+ * checked by the session itself (see {@link withReviewKey}).
  *
  * @example app.get("/v1/sessions/:id", requireSessionAccess, handler);
  */
 export const requireSessionAccess: MiddlewareHandler<AppEnv> = async (c, next) => {
   const authorization = c.req.header("authorization");
   const reviewKey = c.req.header("x-review-key");
-  const access =
-    authorization !== undefined
-      ? await ownerAccess(authorization, c.env.PLANPORT_TOKENS)
-      : reviewKey !== undefined && reviewKey !== ""
-        ? ({ kind: "review", key: reviewKey } as const)
-        : null;
-  if (access === null) {
-    return (
-      (await overLimit(c, "authFailures", clientAddress(c))) ??
-      sendFailure(c, 401, "unauthorized", UNAUTHORIZED_MESSAGE)
+  if (authorization === undefined && reviewKey !== undefined && reviewKey !== "") {
+    c.set("access", { kind: "review", key: reviewKey });
+    return await withReviewKey(c, c.req.param("id") ?? "", reviewKey, next, (refusal) =>
+      rateLimited(c, refusal),
     );
   }
-  const limitKey = access.kind === "owner" ? access.owner : `review:${c.req.param("id") ?? ""}`;
-  const refused = await overLimit(c, "requests", limitKey);
+  const access =
+    authorization === undefined ? null : await ownerAccess(authorization, c.env.PLANPORT_TOKENS);
+  if (access === null) return await refuseCredentials(c, UNAUTHORIZED_MESSAGE);
+  const refused = await overLimit(c, "requests", access.owner);
   if (refused) return refused;
   c.set("access", access);
   await next();
-  // A wrong review key answers 404 like an unknown session; it still counts as a failed try.
-  if (access.kind === "review" && c.res.status === 404) {
-    const limited = await overLimit(c, "authFailures", clientAddress(c));
-    if (limited) c.res = limited;
-  }
 };
+
+/**
+ * Counts the review page (`GET /review/:id?key=`), whose link key is its credential, as the
+ * API counts `X-Review-Key` ({@link withReviewKey}); a refusal is a plain page with 429.
+ *
+ * @example app.use("/review/:id", countReviewPage);
+ */
+export const countReviewPage: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const sessionId = c.req.param("id") ?? "";
+  // Only a session's page holds a key ("/review/diagram" does not).
+  if (!SESSION_ID_PATTERN.test(sessionId)) return await next();
+  return await withReviewKey(c, sessionId, c.req.query("key") ?? "", next, (refusal) => {
+    const headers = reviewHeaders();
+    headers.set("Retry-After", String(refusal.periodS));
+    return new Response(unavailablePage(refusal.message), { status: 429, headers });
+  });
+};
+
+/**
+ * Runs the handler of a request made with a review key, which only the session can check (a
+ * wrong key answers 404, like an unknown session). The request spends the budget of its
+ * session and of the key it presents (by digest), never the session's alone: wrong keys,
+ * however many, leave the real decision and view keys working. A request the session refuses
+ * counts as a failed authentication of its caller.
+ */
+async function withReviewKey(
+  c: Context<AppEnv>,
+  sessionId: string,
+  key: string,
+  next: Next,
+  refuse: (refusal: LimitRefusal) => Response,
+): Promise<Response | undefined> {
+  const budget = await countRequest(
+    c.env,
+    "requests",
+    `review:${sessionId}:${await reviewKeyTag(key)}`,
+  );
+  if (budget) return refuse(budget);
+  await next();
+  if (c.res.status === 404) {
+    const limited = await countFailedAuth(c);
+    if (limited) c.res = refuse(limited);
+  }
+  return undefined;
+}
+
+const REVIEW_KEY_HASH_PREFIX = "planport:review-key:";
+
+/** What a presented review key is counted by: a hash, so no key ever reaches a limiter. */
+async function reviewKeyTag(key: string): Promise<string> {
+  return hex(await sha256(REVIEW_KEY_HASH_PREFIX + key)).slice(0, OWNER_ID_HEX_CHARS);
+}
