@@ -13,8 +13,10 @@ import {
  * empty var takes its default; a value that is set but wrong is refused with a sentence naming
  * the var, what it holds and what it must be — never silently replaced, because a typo in a
  * deployment should be seen, not turn into a 2-minute hang or a purge a week early. The API
- * checks the settings before it serves a request (500 `server_misconfigured` naming the var).
- * Pure.
+ * checks the settings before it serves a request (500 `server_misconfigured` naming the var),
+ * and that answer goes to every caller, signed in or not: a var that can hold a secret
+ * (PLANPORT_TOKENS, the webhook URL and secret, a URL with credentials or a query) is named,
+ * and its entries by position, never quoted in any part. Pure.
  */
 
 /** Model calls allowed since the last human input before `result/error_max_turns`. */
@@ -319,7 +321,10 @@ function publicUrl(configured: string | undefined): string | null {
     refuse("PLANPORT_PUBLIC_URL", value, "an https:// or http:// URL");
   }
   if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
-    refuse("PLANPORT_PUBLIC_URL", value, "a plain base URL (no query, fragment or credentials)");
+    // Not quoted: credentials, a query or a fragment are where a URL carries secrets.
+    throw new SettingError(
+      "The server's PLANPORT_PUBLIC_URL is not a plain base URL: it has a query, a fragment or credentials (user:password@); set it to the worker's origin and path only in wrangler.toml (or --var) and restart the worker.",
+    );
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 }
@@ -341,8 +346,9 @@ function webhookTarget(url: string | null, secret: string | null): WebhookTarget
     );
   }
   if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    // Not even the scheme is quoted: a value with no scheme reads as one up to its first ":".
     throw new SettingError(
-      `The server's PLANPORT_WEBHOOK_URL is a ${JSON.stringify(parsed.protocol.slice(0, 20))} URL, which is not an https:// or http:// URL; fix it in wrangler.toml (or --var) and restart the worker.`,
+      "The server's PLANPORT_WEBHOOK_URL is not an https:// or http:// URL; fix it in wrangler.toml (or --var) and restart the worker.",
     );
   }
   if (parsed.username !== "" || parsed.password !== "") {
@@ -412,46 +418,51 @@ function prices(value: string | null): Record<string, ModelPrice> {
  * PLANPORT_TOKENS (comma-separated; each entry `label:token` or a bare token, split at the
  * first `:`, so a token that itself holds a `:` needs a label) and PLANPORT_REQUIRE_APPROVAL.
  * Labels are 1–32 of a-z, 0-9, `_` and `-`, unique, and never 8 hex digits (the name a bare
- * token is shown by); a token appears once. `other-owner` needs a second token. A token
- * is never repeated in a message: it is a credential.
+ * token is shown by); a token appears once. `other-owner` needs a second token. A message
+ * names an entry by its position and never quotes any of it, label included: what reads as a
+ * label may be the start of a bare token holding a `:`, and the answer goes to every caller.
  */
 function teamSettings(vars: ConfigVars): Pick<WorkerConfig, "tokens" | "requireApproval"> {
   const tokens: ConfiguredToken[] = [];
-  const labels = new Set<string>();
-  const seen = new Set<string>();
+  /** Where each label and token was first given (1-based positions). */
+  const labels = new Map<string, number>();
+  const seen = new Map<string, number>();
   const entries = (vars.PLANPORT_TOKENS ?? "")
     .split(",")
     .map((t) => t.trim())
     .filter((t) => t !== "");
   entries.forEach((entry, index) => {
+    const position = index + 1;
     const colon = entry.indexOf(":");
     const label = colon < 0 ? null : entry.slice(0, colon).trim();
     const token = colon < 0 ? entry : entry.slice(colon + 1).trim();
-    const where = `entry ${index + 1} of PLANPORT_TOKENS`;
+    const where = `entry ${position} of PLANPORT_TOKENS`;
     if (label !== null) {
       if (!OWNER_LABEL_PATTERN.test(label) || BARE_TOKEN_LABEL_PATTERN.test(label)) {
         throw new SettingError(
-          `The server's ${where} has the label ${JSON.stringify(label.slice(0, 40))}, which is not 1–32 of a-z, 0-9, _ and - (starting with a letter or digit, and not 8 hex digits: those name bare tokens); fix it (label:token) and restart the worker.`,
+          `The server's ${where} has a label (the part before its first ":") that is not 1–32 of a-z, 0-9, _ and - (starting with a letter or digit, and not 8 hex digits: those name bare tokens); a token that holds a ":" needs a label in front (label:token). Fix it and restart the worker.`,
         );
       }
-      if (labels.has(label)) {
+      const first = labels.get(label);
+      if (first !== undefined) {
         throw new SettingError(
-          `The server's PLANPORT_TOKENS gives the label ${JSON.stringify(label)} to two tokens; labels name one owner each, so make them unique and restart the worker.`,
+          `The server's ${where} has the same label as entry ${first} of PLANPORT_TOKENS; labels name one owner each, so make them unique and restart the worker.`,
         );
       }
-      labels.add(label);
+      labels.set(label, position);
     }
     if (token === "") {
       throw new SettingError(
         `The server's ${where} has a label but no token after the ":"; write label:token and restart the worker.`,
       );
     }
-    if (seen.has(token)) {
+    const first = seen.get(token);
+    if (first !== undefined) {
       throw new SettingError(
-        `The server's ${where} repeats a token given before; each token is one owner, so list it once and restart the worker.`,
+        `The server's ${where} repeats the token of entry ${first}; each token is one owner, so list it once and restart the worker.`,
       );
     }
-    seen.add(token);
+    seen.set(token, position);
     tokens.push({ label, token });
   });
   const requireApproval = oneOf(vars, "PLANPORT_REQUIRE_APPROVAL", ["none", "other-owner"], "none");

@@ -79,7 +79,6 @@ describe("worker settings", () => {
     ["PLANPORT_IDLE_DAYS", "Infinity"],
     ["PLANPORT_RATE_LIMITS", "maybe"],
     ["PLANPORT_PUBLIC_URL", "javascript:alert(1)"],
-    ["PLANPORT_PUBLIC_URL", "https://x.example/?key=1"],
     ["PLANPORT_MODEL_TIMEOUT_MS", "1e9"],
     ["PLANPORT_MODEL_ATTEMPTS", "9"],
     ["PLANPORT_CONTEXT_TOKENS", "500"],
@@ -126,5 +125,101 @@ describe("worker settings", () => {
     expect(await errorCode(res.clone())).toBe("server_misconfigured");
     const body = (await res.json()) as { error: { message: string } };
     expect(body.error.message).toContain('PLANPORT_IDLE_DAYS is "0"');
+  });
+});
+
+describe("a misconfigured secret is never repeated (issue 22, finding 7)", () => {
+  /** Every 4-character piece of `secret`, lower-cased: any longer piece holds one of them. */
+  const piecesOf = (secret: string) =>
+    Array.from({ length: secret.length - 3 }, (_, i) => secret.slice(i, i + 4).toLowerCase());
+  const holdsAPiece = (text: string, secret: string) =>
+    piecesOf(secret).filter((piece) => text.toLowerCase().includes(piece));
+
+  /** Everything a caller sees: status line, headers and body. */
+  async function seen(res: Response): Promise<string> {
+    const headers = [...res.headers].map(([name, value]) => `${name}: ${value}`).join("\n");
+    return `${res.status}\n${headers}\n${await res.text()}`;
+  }
+
+  it("a bare token holding a ':' whose start is no label: every caller gets 500 naming entry 2, and no piece of the token", async () => {
+    const token = "Zx9Q/Hw7+Rt2:Kp4Vm8Ny6Lb3";
+    const app = createApp();
+    const api = new ApiClient(
+      async (request) =>
+        await app.fetch(request, { ...env, PLANPORT_TOKENS: `token-alice,${token},token-bob` }),
+    );
+    const session = `ses_${"0".repeat(26)}`;
+    const answers = [
+      await api.call("GET", "/v1/sessions"),
+      await api.call("GET", "/v1/sessions", { token: "guessing" }),
+      await api.call("GET", "/v1/sessions", ALICE),
+      await api.call("GET", "/v1/sessions", { token }),
+      await api.call("POST", "/v1/sessions", ALICE, { json: { prompt: "plan it" } }),
+      await api.call("GET", `/v1/sessions/${session}`, { reviewKey: "some-key-0123456789" }),
+      await api.call("GET", `/review/${session}?key=some-key-0123456789`),
+      await api.call("GET", "/v1/healthz"),
+    ];
+    for (const res of answers.slice(0, -1)) {
+      expect(res.status).toBe(500);
+      const body = (await res.clone().json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe("server_misconfigured");
+      expect(body.error.message).toContain("entry 2 of PLANPORT_TOKENS");
+    }
+    for (const res of answers) {
+      const text = await seen(res);
+      expect(holdsAPiece(text, token), text).toEqual([]);
+    }
+  });
+
+  it.each([
+    ["a label that is not one", "Qv7Kz:Wd3Rp9Lx", "entry 1 of PLANPORT_TOKENS"],
+    ["a label of 8 hex digits", "Bq2Jx7Wr,3f5c1a2b:Wd3Rp9Lx", "entry 2 of PLANPORT_TOKENS"],
+    [
+      "a label given twice",
+      "qv7kz:Wd3Rp9Lx,qv7kz:Ty6Hn2Bm",
+      "entry 2 of PLANPORT_TOKENS has the same label as entry 1",
+    ],
+    [
+      "a token given twice",
+      "qv7kz:Wd3Rp9Lx,jm4ws:Wd3Rp9Lx",
+      "entry 2 of PLANPORT_TOKENS repeats the token of entry 1",
+    ],
+    ["a label with no token", "Bq2Jx7Wr,qv7kz:", "entry 2 of PLANPORT_TOKENS"],
+  ])(
+    "PLANPORT_TOKENS with %s names the entry by position, never by content",
+    (_what, tokens, says) => {
+      const config = readConfig({ PLANPORT_TOKENS: tokens });
+      expect(config.ok).toBe(false);
+      const error = config.ok ? "" : config.error;
+      expect(error).toContain(says);
+      for (const entry of tokens.split(",")) expect(holdsAPiece(error, entry), error).toEqual([]);
+    },
+  );
+
+  it.each([
+    [
+      "PLANPORT_WEBHOOK_URL with no scheme",
+      {
+        PLANPORT_WEBHOOK_URL: "Xq7SecretPart:Mv9Wq",
+        PLANPORT_WEBHOOK_SECRET: "0123456789abcdef0123",
+      },
+      "Xq7SecretPart:Mv9Wq",
+    ],
+    [
+      "PLANPORT_PUBLIC_URL with credentials",
+      { PLANPORT_PUBLIC_URL: "https://deploy:Hn4Tq8Wz@pp.example.com/" },
+      "deploy:Hn4Tq8Wz",
+    ],
+    [
+      "PLANPORT_PUBLIC_URL with a key in its query",
+      { PLANPORT_PUBLIC_URL: "https://pp.example.com/?key=Gm5Rv2Xc" },
+      "key=Gm5Rv2Xc",
+    ],
+  ])("%s is refused by name, without repeating its secret", (_what, vars, secret) => {
+    const config = readConfig(vars);
+    expect(config.ok).toBe(false);
+    const error = config.ok ? "" : config.error;
+    expect(error).toContain(Object.keys(vars)[0]);
+    expect(holdsAPiece(error, secret), error).toEqual([]);
   });
 });

@@ -121,8 +121,8 @@ describe("owner labels (PLANPORT_TOKENS label:token)", () => {
     ["Alice:t1", "label"],
     ["3f5c1a2b:t1", "label"],
     ["a b:t1", "label"],
-    ["alice:t1,alice:t2", "two tokens"],
-    ["alice:t1,bob:t1", "repeats a token"],
+    ["alice:t1,alice:t2", "same label"],
+    ["alice:t1,bob:t1", "repeats the token"],
     ["alice:", "no token"],
   ])("refuses PLANPORT_TOKENS %j by name, without repeating a token", (tokens, says) => {
     const config = readConfig({ PLANPORT_TOKENS: tokens });
