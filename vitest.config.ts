@@ -6,8 +6,7 @@ import { packageWranglerConfig, testRateLimitOptions } from "./test/support/wran
  * Two kinds of tests: `worker` runs inside workerd (the real Workers runtime, real Durable
  * Object SQLite and R2 through Miniflare); `node` runs the local client, the CLI end to end
  * against `wrangler dev`, and the browser tests in Debian's Chromium.
- */
-/**
+ *
  * A test's verdict must not depend on how busy the machine is (CI's 2 cores can sit at a load
  * of 5–8): these limits only stop a test that hangs. Nothing asserts speed inside them;
  * benchmarks live in test/bench/.
