@@ -168,7 +168,7 @@ export function reviewView(data: ReviewData, nowMs: number): ReviewView {
         ? "The plan is ready. Approving it is up to its approvers; you can still ask the planner to keep planning."
         : phaseHint(session, question !== null, decision !== null)
       : session.phase === "plan_ready" || session.phase === "needs_input"
-        ? VIEW_ONLY_HINT
+        ? `${VIEW_ONLY_HINT}${approverHint(session)}`
         : `${phaseHint(session, false, false)} ${VIEW_ONLY_HINT}`,
     question,
     decision,
@@ -184,6 +184,16 @@ export function reviewView(data: ReviewData, nowMs: number): ReviewView {
 /** What the share page says about itself. */
 export const VIEW_ONLY_HINT =
   "You are viewing a read-only share link: you can read the plan and the transcript and leave comments, which the person deciding sees as suggestions.";
+
+/**
+ * What the share page adds for a plan that waits on approvers: an approver's own review_url is
+ * this share link (it carries no decision key), so the page tells them where they decide.
+ */
+function approverHint(session: Session): string {
+  const approvers = session.approvers ?? [];
+  if (approvers.length === 0 || session.phase !== "plan_ready") return "";
+  return ` This plan needs the approval of ${approvers.join(" or ")}: approvers decide with their own token (planport review ${session.id}).`;
+}
 
 /**
  * Why approve and send-to-terminal are missing when the plan needs someone else's approval

@@ -18,14 +18,19 @@ export interface Identity {
   requesterLabel: string | null;
   /** terminal_polled_at as stored (the object updates it as it writes a newer one). */
   storedPollAt: number | null;
+  /** person_seen_at as stored (likewise). */
+  storedSeenAt: number | null;
 }
 
 /** The identity of the session this object holds, or null when it holds none. */
 export function readIdentity(sql: SqlStorage): Identity | null {
   const row = sql
-    .exec<{ owner: string; review_key: string; terminal_polled_at: number | null }>(
-      "SELECT owner, review_key, terminal_polled_at FROM session LIMIT 1",
-    )
+    .exec<{
+      owner: string;
+      review_key: string;
+      terminal_polled_at: number | null;
+      person_seen_at: number | null;
+    }>("SELECT owner, review_key, terminal_polled_at, person_seen_at FROM session LIMIT 1")
     .toArray()[0];
   const team = readTeam(sql);
   return row === undefined || team === null
@@ -37,6 +42,7 @@ export function readIdentity(sql: SqlStorage): Identity | null {
         approvers: team.approvers,
         requesterLabel: team.requesterLabel,
         storedPollAt: row.terminal_polled_at,
+        storedSeenAt: row.person_seen_at,
       };
 }
 

@@ -29,21 +29,23 @@ export function nextAlarmAt(
 /** The row's fields that decide when it is idle. */
 export type IdleFacts = Pick<
   SessionRow,
-  "archived_at" | "ended_subtype" | "updated_at" | "terminal_polled_at"
+  "archived_at" | "ended_subtype" | "updated_at" | "terminal_polled_at" | "person_seen_at"
 >;
 
 /**
  * When a session that never ended is archived for being idle (DESIGN.md "Retention"): `idleMs`
- * after its last activity, the later of its last change (`updated_at`: creation, an event, a
- * message, a decision, a question or plan review opening or closing) and the last poll of a
- * terminal. Null once it ended: an ended session is purged on retention, never archived again.
+ * after its last activity, the latest of its last change (`updated_at`: creation, an event, a
+ * message, a decision, a question or plan review opening or closing), the last poll of its
+ * requester's terminal, and the last request of a person who may act on it (`person_seen_at`:
+ * the requester's or an approver's token, the decision link's page and its polls). Null once
+ * it ended: an ended session is purged on retention, never archived again.
  *
  * @example
- * idleDueAt({ archived_at: null, ended_subtype: null, updated_at: 10, terminal_polled_at: 40 }, 100) // 140
+ * idleDueAt({ archived_at: null, ended_subtype: null, updated_at: 10, terminal_polled_at: 40, person_seen_at: 25 }, 100) // 140
  */
 export function idleDueAt(row: IdleFacts, idleMs: number): number | null {
   if (row.archived_at !== null || row.ended_subtype !== null) return null;
-  return Math.max(row.updated_at, row.terminal_polled_at ?? 0) + idleMs;
+  return Math.max(row.updated_at, row.terminal_polled_at ?? 0, row.person_seen_at ?? 0) + idleMs;
 }
 
 /**

@@ -154,13 +154,9 @@ export async function loadGroup(
   const access = { kind: "owner", owner } as const;
   const members = await Promise.all(
     found.ids.map(async (id): Promise<GroupMember | null> => {
-      const stub = sessionStub(env, id);
-      const [session, plan] = await Promise.all([stub.get(access, origin), stub.plan(access)]);
-      if (!session.ok) return null;
-      return {
-        session: session.value,
-        plan: plan.ok && plan.value.revision > 0 ? plan.value : null,
-      };
+      // Read for this page, not by a person visiting the sibling: it notes nobody there.
+      const member = await sessionStub(env, id).groupMember(access, origin);
+      return member.ok ? member.value : null;
     }),
   );
   return { name: found.group, members: members.filter((m): m is GroupMember => m !== null) };

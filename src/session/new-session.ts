@@ -92,6 +92,7 @@ function newRow(input: NewSession, planPath: string, now: number): SessionRecord
     afk_due_at: null,
     purge_due_at: null,
     terminal_polled_at: null,
+    person_seen_at: null,
     created_at: now,
     updated_at: now,
   };

@@ -1,6 +1,6 @@
 import { backfillEventRecords } from "./event-backfill.ts";
 import { newReviewKey } from "./ids.ts";
-import { readRow } from "./session-row.ts";
+import type { SessionRow } from "./session-row.ts";
 import { sessionView } from "./session-view.ts";
 import { pendingWait } from "./waits.ts";
 import { announcedOf } from "./webhooks.ts";
@@ -167,12 +167,24 @@ const MIGRATIONS: readonly (readonly MigrationStep[])[] = [
       created_at INTEGER NOT NULL
     )`,
   ],
+  [
+    // Idle sessions (DESIGN.md "Retention"): the last request of a person who may act on the
+    // session (its requester's or an approver's token, or the decision link), written at most
+    // every 10 s. NULL until one comes; a session stored before counts from its last change.
+    "ALTER TABLE session ADD COLUMN person_seen_at INTEGER",
+    // Webhooks are retried for 20 minutes from their first attempt (DESIGN.md "Webhooks"); a
+    // delivery stored before counts from its creation.
+    "ALTER TABLE webhook_outbox ADD COLUMN first_attempt_at INTEGER",
+  ],
 ];
 
-/** Records an existing session's phase and outcome as announced (migration 4). */
+/**
+ * Records an existing session's phase and outcome as announced (migration 4). Reads the row as
+ * it is at version 4 (`SELECT *`): `readRow` names columns later versions add.
+ */
 function rememberPresentState(sql: SqlStorage): void {
-  const row = readRow(sql);
-  if (row === null) return;
+  const row = sql.exec("SELECT * FROM session LIMIT 1").toArray()[0] as SessionRow | undefined;
+  if (row === undefined) return;
   const now = announcedOf(sessionView(row, pendingWait(sql), ""));
   sql.exec(
     "INSERT INTO webhook_state (id, origin, phase, outcome) VALUES (1, '', ?, ?)",

@@ -16,11 +16,13 @@ import type {
 import { fail, ok } from "../protocol/index.ts";
 import { openSnapshot } from "../snapshot/index.ts";
 import { type Identity, readIdentity, roleOf } from "./access.ts";
+import { Activity } from "./activity.ts";
 import { idleDueAt, restoreAlarm, scheduleAlarm } from "./alarm.ts";
 import { feedPage, listEvents } from "./event-log.ts";
 import {
   afterDecision,
   claimBeforeDecision,
+  type GroupMember,
   hasChosenPlan,
   loadGroup,
   type SessionGroup,
@@ -47,10 +49,10 @@ import { sessionView } from "./session-view.ts";
 import { MAX_SUGGESTIONS, type Role, refuseViewer, roleLabel, roleName } from "./team.ts";
 import { addSuggestion, listSuggestions, readTeam, teamView } from "./team-store.ts";
 import { pendingWait } from "./waits.ts";
+import { budgetSpent } from "./webhooks.ts";
 import {
   type AnnounceTarget,
   announceChanges,
-  attemptsExhausted,
   beginAttempt,
   type Delivery,
   dropDelivery,
@@ -61,15 +63,6 @@ import {
   settleAttempt,
 } from "./webhooks-outbox.ts";
 import { originOf, sendWebhook, type WebhookFetch } from "./webhooks-send.ts";
-
-/**
- * A terminal polls every few seconds; writing the poll time at most this often keeps most polls
- * free of a storage write (a write holds the answer until it is durable: about +50% on a poll).
- * The exact latest time is kept in memory for the teleport check; after a restart the stored
- * time is at most this old, and a terminal that is still polling refreshes it within one
- * interval, so a teleport inside the 15 s window is never refused for it.
- */
-const TERMINAL_POLL_RECORD_EVERY_MS = 10_000;
 
 /** What the review page shows, in one call. */
 export interface ReviewState {
@@ -122,14 +115,15 @@ export class SessionObject extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** Who may see the session (never changes once created); undefined until first read. */
   private identity: Identity | null | undefined;
-  /** The latest bearer-token poll, exact (the stored one may be up to 10 s older). */
-  private terminalPolledAt: number | null = null;
+  /** The terminal's polls and the people who came, for teleport and the idle clock. */
+  private readonly activity: Activity;
   /** The link base last stored for webhooks (see {@link rememberOrigin}); undefined: not yet. */
   private storedOrigin: string | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
+    this.activity = new Activity(this.sql, () => this.clock());
     void ctx.blockConcurrencyWhile(async () => {
       if (!hasSchema(this.sql)) return;
       ctx.storage.transactionSync(() => migrate(this.sql));
@@ -163,22 +157,48 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The session as the API shows it. */
   get(access: Access, origin: string): SessionResult<Session> {
+    const visit = this.visit(access);
+    if (visit === null) return NOT_FOUND;
+    this.rememberOrigin(visit.role, origin);
+    return this.view(origin, visit.role);
+  }
+
+  /**
+   * The session as a list shows it (`planport list`, `watch`, `--awaiting-me`): {@link get}
+   * without noting a person here — `watch` reads every listed session every 3 s, and would
+   * otherwise keep every one of them from ever going idle.
+   */
+  listed(access: Access, origin: string): SessionResult<Session> {
     const allowed = this.allowed(access);
     if (allowed === null) return NOT_FOUND;
-    this.rememberOrigin(access, origin);
+    this.rememberOrigin(allowed.role, origin);
     return this.view(origin, allowed.role);
+  }
+
+  /**
+   * The session and its plan (null before the planner wrote one) as the review page of a
+   * sibling in its best-of-N group shows them: read on behalf of that page, so no person is
+   * noted here (a share-link tab of one session must not keep its siblings alive).
+   */
+  groupMember(access: Access, origin: string): SessionResult<GroupMember> {
+    const allowed = this.allowed(access);
+    if (allowed === null) return NOT_FOUND;
+    const session = this.view(origin, allowed.role);
+    if (!session.ok) return session;
+    return ok({ session: session.value, plan: readPlan(this.sql, allowed.row.plan_path) });
   }
 
   /**
    * A page of the event feed after the event `afterId` ("" for the start). A poll by the owner
    * (a bearer token, i.e. a terminal) is recorded: teleport is offered only while a terminal is
-   * polling.
+   * polling. Any other poll but the share link's is a person here (activity.ts).
    */
   events(access: Access, afterId: string, limit: number): SessionResult<FeedPage> {
     // The hot path of every terminal poll: the access check uses the cached identity, so a
     // poll is one indexed range read (plus at most one small write every 10 s).
-    const identity = this.allowedIdentity(access);
-    if (identity === null) return NOT_FOUND;
+    const identity = this.loadIdentity();
+    const role = identity === null ? null : roleOf(identity, access);
+    if (identity === null || role === null) return NOT_FOUND;
     const afterSeq = afterId === "" ? 0 : eventSeq(afterId);
     if (afterSeq === null) {
       return fail(
@@ -187,10 +207,10 @@ export class SessionObject extends DurableObject<Env> {
         "after_id must be an event id such as evt_0000000000000042 (the last_id of a previous page).",
       );
     }
-    // Only the requester's terminal receives a teleport: an approver's poll is not one.
-    if (access.kind === "owner" && access.owner === identity.owner) {
-      this.recordTerminalPoll(identity);
-    }
+    // Only the requester's terminal receives a teleport: an approver's poll is not one, but
+    // it is a person here, as is the decision link's page polling (activity.ts).
+    if (role.kind === "requester") this.activity.terminalPolled(identity);
+    else this.activity.personSeen(identity, role);
     return ok(feedPage(this.sql, afterSeq, limit));
   }
 
@@ -199,9 +219,9 @@ export class SessionObject extends DurableObject<Env> {
    * the decisions. `origin` builds the review link; relative when absent.
    */
   review(access: Access, origin = ""): SessionResult<ReviewState> {
-    const allowed = this.allowed(access);
-    if (allowed === null) return NOT_FOUND;
-    const { row, role } = allowed;
+    const visit = this.visit(access);
+    if (visit === null) return NOT_FOUND;
+    const { row, role } = visit;
     const session = this.view(origin, role);
     if (!session.ok) return session;
     return ok({
@@ -215,7 +235,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The plan file (revision 0 and empty content before the planner wrote one). */
   plan(access: Access): SessionResult<PlanFile> {
-    const row = this.allowedRow(access);
+    const row = this.visit(access)?.row ?? null;
     if (row === null) return NOT_FOUND;
     return ok(
       readPlan(this.sql, row.plan_path) ?? {
@@ -233,7 +253,7 @@ export class SessionObject extends DurableObject<Env> {
    * compares), and the session's deadlines (the ask timeout's answer, the purge).
    */
   reviewDetails(access: Access, wanted: readonly number[]): SessionResult<ReviewDetails> {
-    const row = this.allowedRow(access);
+    const row = this.visit(access)?.row ?? null;
     if (row === null) return NOT_FOUND;
     const contents = [...new Set(wanted)]
       .slice(0, 2)
@@ -251,20 +271,20 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The workspace overlay as a unified diff against the snapshot; empty when nothing changed. */
   async changes(access: Access): Promise<SessionResult<string>> {
-    const row = this.allowedRow(access);
+    const row = this.visit(access)?.row ?? null;
     if (row === null) return NOT_FOUND;
     return ok(await overlayDiff(this.sql, this.snapshotOf(row)));
   }
 
   /** An answer to the open question, or free text (DESIGN.md "Messages"). */
   async message(access: Access, body: Message, origin: string): Promise<SessionResult<Session>> {
-    const allowed = this.allowed(access);
+    const allowed = this.visit(access);
     if (allowed === null) return NOT_FOUND;
     const { row, role } = allowed;
     const viewOnly = refuseViewer(role);
     if (viewOnly) return viewOnly;
     const result = this.ctx.storage.transactionSync(() => {
-      this.rememberOrigin(access, origin);
+      this.rememberOrigin(role, origin);
       return this.announcing(postMessage(this.sql, row, body, this.clock()));
     });
     if (!result.ok) return result;
@@ -279,7 +299,7 @@ export class SessionObject extends DurableObject<Env> {
    * superseded (groups.ts), both outside the decision's transaction.
    */
   async decide(access: Access, body: Decision, origin: string): Promise<SessionResult<Session>> {
-    const allowed = this.allowed(access);
+    const allowed = this.visit(access);
     if (allowed === null) return NOT_FOUND;
     const { row: before, role } = allowed;
     const viewOnly = refuseViewer(role);
@@ -292,11 +312,11 @@ export class SessionObject extends DurableObject<Env> {
     const row = readRow(this.sql);
     if (row === null) return NOT_FOUND;
     const result = this.ctx.storage.transactionSync(() => {
-      this.rememberOrigin(access, origin);
+      this.rememberOrigin(role, origin);
       return this.announcing(
         recordDecision(this.sql, row, body, {
           nowMs: this.clock(),
-          terminalPolledAt: latest(this.terminalPolledAt, row.terminal_polled_at),
+          terminalPolledAt: this.activity.applyTo(row).terminal_polled_at,
           retentionMs: this.retentionMs(),
           decider: role,
           approvers,
@@ -336,7 +356,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The session's best-of-N group with every member's state and plan; null when in none. */
   async group(access: Access, origin: string): Promise<SessionResult<SessionGroup | null>> {
-    const allowed = this.allowed(access);
+    const allowed = this.visit(access);
     if (allowed === null) return NOT_FOUND;
     const { row, role } = allowed;
     if (row.group_name === null) return ok(null);
@@ -354,13 +374,13 @@ export class SessionObject extends DurableObject<Env> {
 
   /** Stops the session for good; idempotent (one `result/archived` event, ever). */
   async archive(access: Access, origin: string): Promise<SessionResult<Session>> {
-    const allowed = this.allowed(access);
+    const allowed = this.visit(access);
     if (allowed === null) return NOT_FOUND;
     const { row, role } = allowed;
     const viewOnly = refuseViewer(role);
     if (viewOnly) return viewOnly;
     this.ctx.storage.transactionSync(() => {
-      this.rememberOrigin(access, origin);
+      this.rememberOrigin(role, origin);
       archiveSession(this.sql, row, this.clock(), this.retentionMs());
       this.announce();
     });
@@ -374,15 +394,16 @@ export class SessionObject extends DurableObject<Env> {
    * everyone who may see the session, the share link included, until it ends.
    */
   suggest(access: Access, comment: { quote: string; text: string }): SessionResult<Suggestion[]> {
-    const allowed = this.allowed(access);
+    const allowed = this.visit(access);
     if (allowed === null) return NOT_FOUND;
-    const { row, role } = allowed;
+    const { row, role, identity } = allowed;
     if (hasEnded(row)) {
       return fail(409, "session_ended", "This session has ended; its plan takes no more comments.");
     }
     const kept = this.ctx.storage.transactionSync(() =>
       addSuggestion(this.sql, comment, roleLabel(role), this.clock()),
     );
+    if (kept) this.activity.commentLeft(identity);
     if (!kept) {
       return fail(
         413,
@@ -395,7 +416,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /** The suggestions readers left, oldest first. */
   suggestions(access: Access): SessionResult<Suggestion[]> {
-    if (this.allowedRow(access) === null) return NOT_FOUND;
+    if (this.visit(access) === null) return NOT_FOUND;
     return ok(listSuggestions(this.sql));
   }
 
@@ -429,7 +450,8 @@ export class SessionObject extends DurableObject<Env> {
         return;
       }
       // Webhooks still to send (the outcome of a session kept for 0 days, say): the purge waits
-      // for them, at most their retries' ~21 minutes; the alarm wakes for the next attempt.
+      // for them, at most their 20-minute retry budget (and one attempt's timeout); the alarm
+      // wakes for the next attempt.
       this.startDeliveries(now);
       await this.ctx.storage.setAlarm(Math.max(now, nextDeliveryAt(this.sql) ?? now));
       return;
@@ -447,14 +469,13 @@ export class SessionObject extends DurableObject<Env> {
 
   /**
    * Archives the session when it is idle (DESIGN.md "Retention"); true when it did. A terminal
-   * poll moves the idle time without setting the alarm (a poll stays free of that write), so
-   * an alarm set for an idle time that a poll has since moved finds nothing due and is set
-   * again for the new one.
+   * poll or a person's request moves the idle time without setting the alarm (a poll stays
+   * free of that write), so an alarm set for an idle time that one has since moved finds
+   * nothing due and is set again for the new one.
    */
   private archiveIfIdle(row: SessionRow, now: number): boolean {
     const { idleMs } = configOf(this.env);
-    const polled = latest(this.terminalPolledAt, row.terminal_polled_at);
-    const due = idleDueAt({ ...row, terminal_polled_at: polled }, idleMs);
+    const due = idleDueAt(this.activity.applyTo(row), idleMs);
     if (due === null || due > now) return false;
     this.ctx.storage.transactionSync(() => {
       archiveIdleSession(this.sql, row, now, this.retentionMs(), idleMs);
@@ -492,7 +513,7 @@ export class SessionObject extends DurableObject<Env> {
     for (const delivery of due) {
       if (target === null) {
         this.drop(delivery, "PLANPORT_WEBHOOK_URL is no longer set");
-      } else if (attemptsExhausted(delivery)) {
+      } else if (budgetSpent(delivery)) {
         this.drop(delivery, `its last attempt to ${originOf(target.url)} never reported back`);
       } else {
         const attempt = beginAttempt(this.sql, delivery, now);
@@ -533,11 +554,14 @@ export class SessionObject extends DurableObject<Env> {
   }
 
   /**
-   * Keeps the base of later webhooks' review links at the origin of the owner's latest request
-   * (webhooks-outbox.ts `rememberOrigin`; DESIGN.md "Webhooks"). Writes only when it changed.
+   * Keeps the base of later webhooks' review links at the origin of the requester's latest
+   * request (webhooks-outbox.ts `rememberOrigin`; DESIGN.md "Review links"). Writes only when it
+   * changed. Only the requester's own token counts: an approver's request, like a review-link
+   * holder's, could otherwise send a forged `Host` and point the links that receivers get —
+   * which carry the decision key — at a host of their choosing.
    */
-  private rememberOrigin(access: Access, origin: string): void {
-    if (access.kind !== "owner" || origin === "") return;
+  private rememberOrigin(role: Role, origin: string): void {
+    if (role.kind !== "requester" || origin === "") return;
     this.storedOrigin ??= readAnnounced(this.sql)?.origin;
     if (origin === this.storedOrigin) return;
     rememberOrigin(this.sql, origin);
@@ -554,7 +578,7 @@ export class SessionObject extends DurableObject<Env> {
     await this.env.OWNERS.get(this.env.OWNERS.idFromName(row.owner)).dropSession(row.owner, row.id);
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
-    this.terminalPolledAt = null;
+    this.activity.forget();
     this.storedOrigin = undefined;
     this.identity = undefined;
   }
@@ -566,18 +590,23 @@ export class SessionObject extends DurableObject<Env> {
     return this.identity;
   }
 
-  /** The session's identity, when `access` may see it; null answers 404. */
-  private allowedIdentity(access: Access): Identity | null {
-    const identity = this.loadIdentity();
-    return identity !== null && roleOf(identity, access) !== null ? identity : null;
-  }
-
-  /** How `access` may act on the session, with the row; null answers 404. */
-  private allowed(access: Access): { row: SessionRow; role: Role } | null {
+  /**
+   * How `access` may act on the session, with the row; null answers 404. Notes nobody: for
+   * reads made on someone else's behalf (a list, a sibling's review page). A person's own
+   * request goes through {@link visit}.
+   */
+  private allowed(access: Access): Allowed | null {
     const identity = this.loadIdentity();
     const role = identity === null ? null : roleOf(identity, access);
     const row = role === null ? null : readRow(this.sql);
-    return row === null || role === null ? null : { row, role };
+    return row === null || role === null || identity === null ? null : { row, role, identity };
+  }
+
+  /** {@link allowed}, for a request about this session itself: notes who came (activity.ts). */
+  private visit(access: Access): Allowed | null {
+    const allowed = this.allowed(access);
+    if (allowed !== null) this.activity.personSeen(allowed.identity, allowed.role);
+    return allowed;
   }
 
   /**
@@ -598,30 +627,12 @@ export class SessionObject extends DurableObject<Env> {
     }
   }
 
-  /** The session row, when `access` may see it; null answers 404. */
-  private allowedRow(access: Access): SessionRow | null {
-    return this.allowedIdentity(access) === null ? null : readRow(this.sql);
-  }
-
-  private recordTerminalPoll(identity: Identity): void {
-    const now = this.clock();
-    this.terminalPolledAt = now;
-    const stored = identity.storedPollAt;
-    if (stored === null || now - stored >= TERMINAL_POLL_RECORD_EVERY_MS) {
-      updateRow(this.sql, { terminal_polled_at: now });
-      identity.storedPollAt = now;
-    }
-  }
-
   /** The session as `role` sees it (the requester when not given: creation, webhooks). */
   private view(origin: string, role: Role | null = null): SessionResult<Session> {
     const row = readRow(this.sql);
     const team = teamView(this.sql, role === null ? "requester" : roleName(role));
     if (row === null || team === null) return NOT_FOUND;
-    const polled = latest(this.terminalPolledAt, row.terminal_polled_at);
-    return ok(
-      sessionView({ ...row, terminal_polled_at: polled }, pendingWait(this.sql), origin, team),
-    );
+    return ok(sessionView(this.activity.applyTo(row), pendingWait(this.sql), origin, team));
   }
 
   private snapshotOf(row: SessionRow): SnapshotFiles {
@@ -636,21 +647,18 @@ export class SessionObject extends DurableObject<Env> {
 
   private scheduleAlarm(): Promise<void> {
     const row = readRow(this.sql);
-    const polled = row && {
-      ...row,
-      terminal_polled_at: latest(this.terminalPolledAt, row.terminal_polled_at),
-    };
     return scheduleAlarm(
       this.ctx.storage,
-      polled,
+      row && this.activity.applyTo(row),
       nextDeliveryAt(this.sql),
       configOf(this.env).idleMs,
     );
   }
 }
 
-function latest(a: number | null, b: number | null): number | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return Math.max(a, b);
+/** A request the session object let through: the row, the caller's role, the identity. */
+interface Allowed {
+  row: SessionRow;
+  role: Role;
+  identity: Identity;
 }

@@ -43,6 +43,11 @@ export interface SessionRow {
   /** Retention: the session's storage is deleted at this time. */
   purge_due_at: number | null;
   terminal_polled_at: number | null;
+  /**
+   * The last request of a person who may act on the session (schema version 6; see
+   * session-object.ts `notePerson`): one of the idle clock's activities.
+   */
+  person_seen_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -88,6 +93,7 @@ const ROW_COLUMNS = [
   "afk_due_at",
   "purge_due_at",
   "terminal_polled_at",
+  "person_seen_at",
   "created_at",
   "updated_at",
 ].join(", ");

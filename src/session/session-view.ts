@@ -20,7 +20,10 @@ export interface TeamView {
   approvers: readonly string[];
   requestedBy: string;
   decidedBy: string | null;
-  /** How the caller may act; a viewer never sees the decision key (review_url is the share link). */
+  /**
+   * How the caller may act. Only the requester and the decision key's holder see the decision
+   * key; a viewer's and an approver's review_url is the share link ({@link reviewUrlKey}).
+   */
   role: SessionRole;
   suggestionCount: number;
 }
@@ -51,7 +54,7 @@ export function sessionView(
     can_execute_remotely: canExecuteRemotely(row.planner),
     reject_count: row.reject_count,
     outcome,
-    review_url: reviewLink(origin, row.id, team?.role === "viewer" ? team.viewKey : row.review_key),
+    review_url: reviewLink(origin, row.id, reviewUrlKey(row, team)),
     usage: {
       input_tokens: row.input_tokens,
       output_tokens: row.output_tokens,
@@ -73,6 +76,18 @@ export function sessionView(
       suggestion_count: team.suggestionCount,
     }),
   };
+}
+
+/**
+ * The key in the caller's review_url: the decision key for the requester and its own holder
+ * (and for webhooks, which go to the requester's receiver); the view key for everyone else. An
+ * approver decides with their own token (`planport review`) — the decision key cannot approve
+ * for them — so a link carrying it would only hand whoever they forward it to the power to
+ * keep planning, answer and stop.
+ */
+function reviewUrlKey(row: SessionRow, team: TeamView | undefined): string {
+  const shareOnly = team?.role === "viewer" || team?.role === "approver";
+  return shareOnly ? team.viewKey : row.review_key;
 }
 
 function reviewLink(origin: string, id: string, key: string): string {

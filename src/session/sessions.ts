@@ -27,6 +27,8 @@ export type SessionApi = {
   [K in
     | "create"
     | "get"
+    | "listed"
+    | "groupMember"
     | "review"
     | "events"
     | "plan"
@@ -211,8 +213,9 @@ export async function listSessions(
       ? await index.list(query.limit, query.before)
       : await index.listGroup(query.group, query.limit, query.before);
   const access = { kind: "owner", owner } as const;
+  // Listed, not visited: a list is nobody looking at these sessions (session-object.ts `listed`).
   const sessions = await Promise.all(
-    page.ids.map((id) => sessionStub(env, id).get(access, origin)),
+    page.ids.map((id) => sessionStub(env, id).listed(access, origin)),
   );
   // A session purged between the two reads is simply gone.
   const data = sessions.flatMap((s) => (s.ok ? [s.value] : []));
@@ -238,7 +241,9 @@ async function listAwaiting(
   let before = query.before;
   for (;;) {
     const page = await index.listAwaiting(query.limit, before);
-    const read = await Promise.all(page.ids.map((id) => sessionStub(env, id).get(access, origin)));
+    const read = await Promise.all(
+      page.ids.map((id) => sessionStub(env, id).listed(access, origin)),
+    );
     const gone: string[] = [];
     read.forEach((s, i) => {
       if (s.ok && awaitsApproval(s.value)) data.push(s.value);

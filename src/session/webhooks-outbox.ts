@@ -10,7 +10,6 @@ import {
   announcedOf,
   changesOf,
   leaseUntil,
-  WEBHOOK_MAX_ATTEMPTS,
   type WebhookType,
   webhookBody,
   webhookId,
@@ -43,9 +42,15 @@ export interface Delivery {
   next_attempt_at: number | null;
   state: "pending" | "delivered" | "gone" | "dropped";
   last_error: string | null;
+  /**
+   * When its first attempt started: the retry budget counts from here. Null before it; a
+   * delivery stored before schema version 6 counts from its creation.
+   */
+  first_attempt_at: number | null;
 }
 
-const DELIVERY_COLUMNS = "seq, id, type, body, attempts, next_attempt_at, state, last_error";
+const DELIVERY_COLUMNS =
+  "seq, id, type, body, attempts, next_attempt_at, state, last_error, coalesce(first_attempt_at, CASE WHEN attempts > 0 THEN created_at END) AS first_attempt_at";
 
 /**
  * Compares the session as it is now with what receivers were last told and records the
@@ -157,16 +162,18 @@ export function nextDeliveryAt(sql: SqlStorage): number | null {
 }
 
 /**
- * Starts attempt number `attempts + 1`: counts it and moves the delivery's time to the lease
- * ({@link leaseUntil}), so an attempt lost with the object is retried, not forgotten.
- * Returns the attempt's number.
+ * Starts attempt number `attempts + 1`: counts it, keeps the time of the first, and moves the
+ * delivery's time to the lease ({@link leaseUntil}), so an attempt lost with the object is
+ * retried, not forgotten. Returns the attempt's number.
  */
 export function beginAttempt(sql: SqlStorage, delivery: Delivery, nowMs: number): number {
   const attempt = delivery.attempts + 1;
+  const first = delivery.first_attempt_at ?? nowMs;
   sql.exec(
-    "UPDATE webhook_outbox SET attempts = ?, next_attempt_at = ? WHERE seq = ?",
+    "UPDATE webhook_outbox SET attempts = ?, next_attempt_at = ?, first_attempt_at = ? WHERE seq = ?",
     attempt,
-    leaseUntil(attempt, nowMs),
+    leaseUntil(attempt, nowMs, first),
+    first,
     delivery.seq,
   );
   return attempt;
@@ -179,8 +186,8 @@ export type Settled =
 
 /**
  * Records how attempt number `attempt` ended: delivered, gone (410: never again), retried
- * later, or dropped after the last attempt. `missing` when the delivery is no longer there
- * (the session was purged meanwhile).
+ * later, or dropped once the retry budget is spent. `missing` when the delivery is no longer
+ * there (the session was purged meanwhile).
  */
 export function settleAttempt(
   sql: SqlStorage,
@@ -189,13 +196,18 @@ export function settleAttempt(
   result: AttemptResult,
   nowMs: number,
 ): Settled {
-  const exists =
+  const pending =
     sql
       .exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_outbox'")
-      .toArray().length > 0 &&
-    sql.exec("SELECT 1 FROM webhook_outbox WHERE seq = ? AND state = 'pending'", seq).toArray()
-      .length > 0;
-  if (!exists) return { kind: "missing" };
+      .toArray().length > 0
+      ? sql
+          .exec<{ first_attempt_at: number }>(
+            "SELECT coalesce(first_attempt_at, created_at) AS first_attempt_at FROM webhook_outbox WHERE seq = ? AND state = 'pending'",
+            seq,
+          )
+          .toArray()[0]
+      : undefined;
+  if (pending === undefined) return { kind: "missing" };
   if (result.kind !== "failed") {
     sql.exec(
       "UPDATE webhook_outbox SET state = ?, next_attempt_at = NULL, last_error = NULL WHERE seq = ?",
@@ -204,7 +216,7 @@ export function settleAttempt(
     );
     return { kind: result.kind };
   }
-  const next = afterFailure(attempt, result.retryAfterMs, nowMs);
+  const next = afterFailure(attempt, result.retryAfterMs, nowMs, pending.first_attempt_at);
   sql.exec(
     "UPDATE webhook_outbox SET state = ?, next_attempt_at = ?, last_error = ? WHERE seq = ?",
     next.kind === "drop" ? "dropped" : "pending",
@@ -216,8 +228,8 @@ export function settleAttempt(
 }
 
 /**
- * Drops a due delivery that cannot be attempted: all attempts made (the last one never
- * reported back), or no receiver configured any more.
+ * Drops a due delivery that cannot be attempted: its budget is spent (the last attempt never
+ * reported back), or no receiver is configured any more.
  */
 export function dropDelivery(sql: SqlStorage, seq: number, reason: string): void {
   sql.exec(
@@ -225,9 +237,4 @@ export function dropDelivery(sql: SqlStorage, seq: number, reason: string): void
     reason,
     seq,
   );
-}
-
-/** Whether every attempt of `delivery` was made. */
-export function attemptsExhausted(delivery: Delivery): boolean {
-  return delivery.attempts >= WEBHOOK_MAX_ATTEMPTS;
 }

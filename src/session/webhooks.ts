@@ -22,15 +22,21 @@ export interface Announced {
   outcome: string | null;
 }
 
-/** Attempts per delivery, the first included; after the last failure it is dropped (logged). */
-export const WEBHOOK_MAX_ATTEMPTS = 8;
-/** The wait before the first retry; each further one doubles, up to {@link WEBHOOK_MAX_DELAY_MS}. */
+/**
+ * How long a delivery is retried: its last attempt is made at most this long after its first;
+ * a failure after that drops it (logged). A budget in time, not in attempts: a receiver that
+ * answers at once (`503`, `Retry-After: 0`) gets the same 20 minutes to recover as one that
+ * hangs until each attempt times out.
+ */
+export const WEBHOOK_RETRY_BUDGET_MS = 20 * 60_000;
+/**
+ * The wait before the first retry, and so the shortest wait there is; each further one doubles,
+ * up to {@link WEBHOOK_MAX_DELAY_MS}. A receiver's Retry-After can lengthen a wait, never shorten it.
+ */
 export const WEBHOOK_FIRST_DELAY_MS = 10_000;
 export const WEBHOOK_MAX_DELAY_MS = 600_000;
 /** One attempt is abandoned after this long: a slow receiver is a failed attempt. */
 export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
-/** A receiver's Retry-After is honoured, but never sooner than this (no hot loop on `0`). */
-export const WEBHOOK_MIN_RETRY_AFTER_MS = 1_000;
 
 /**
  * The events a change from `before` to the session as it is now makes, in order: a phase change
@@ -108,7 +114,8 @@ export async function signatureOf(secret: string, body: string): Promise<string>
 
 /**
  * The wait after failed attempt number `attempt` (1 = the first): 10 s, 20 s, 40 s … capped at
- * 10 minutes. With the default 8 attempts the last one is about 21 minutes after the first.
+ * 10 minutes. Within the 20-minute budget that makes at most 8 attempts: at 0 s, 10 s, 30 s,
+ * 70 s, 150 s, 310 s, 630 s and, the next wait cut short by the budget, at 20 minutes.
  *
  * @example retryDelayMs(1) // 10_000
  * retryDelayMs(7) // 600_000 (640 s, capped)
@@ -161,31 +168,55 @@ export function retryAfterMs(header: string | null, nowMs: number): number | nul
 export type AfterFailure = { kind: "retry"; atMs: number } | { kind: "drop" };
 
 /**
- * After failed attempt number `attempts`: drop it once all {@link WEBHOOK_MAX_ATTEMPTS} were
- * made, else retry after the backoff — or after the receiver's Retry-After, which is honoured
- * within 1 s to 10 minutes.
+ * After failed attempt number `attempts` of a delivery first attempted at `firstAttemptMs`: retry
+ * after the backoff ({@link retryDelayMs}), or after the receiver's Retry-After when that is
+ * longer (capped at 10 minutes) — but no later than the end of the budget
+ * ({@link WEBHOOK_RETRY_BUDGET_MS}), so the last attempt is made right at it. Drop when the
+ * budget has no room left for even the shortest wait.
  *
- * @example afterFailure(1, null, 0) // { kind: "retry", atMs: 10_000 }
- * afterFailure(8, null, 0) // { kind: "drop" }
+ * @example afterFailure(1, 0, 5_000, 0) // { kind: "retry", atMs: 15_000 } (Retry-After: 0 waits the backoff)
+ * afterFailure(7, null, 630_000, 0) // { kind: "retry", atMs: 1_200_000 } (cut short by the budget)
+ * afterFailure(8, null, 1_200_000, 0) // { kind: "drop" }
  */
 export function afterFailure(
   attempts: number,
   retryAfter: number | null,
   nowMs: number,
+  firstAttemptMs: number,
 ): AfterFailure {
-  if (attempts >= WEBHOOK_MAX_ATTEMPTS) return { kind: "drop" };
-  const delay =
-    retryAfter === null
-      ? retryDelayMs(attempts)
-      : Math.min(WEBHOOK_MAX_DELAY_MS, Math.max(WEBHOOK_MIN_RETRY_AFTER_MS, retryAfter));
-  return { kind: "retry", atMs: nowMs + delay };
+  const budgetEnds = firstAttemptMs + WEBHOOK_RETRY_BUDGET_MS;
+  if (nowMs + WEBHOOK_FIRST_DELAY_MS > budgetEnds) return { kind: "drop" };
+  const wait = Math.max(retryDelayMs(attempts), Math.min(WEBHOOK_MAX_DELAY_MS, retryAfter ?? 0));
+  return { kind: "retry", atMs: Math.min(nowMs + wait, budgetEnds) };
 }
 
 /**
  * When the outbox tries a delivery again if the attempt that is starting never reports back
- * (the object was evicted or crashed mid-attempt): after its timeout and the usual backoff.
- * An attempt that does report back replaces this time.
+ * (the object was evicted or crashed mid-attempt): after its timeout and the usual backoff, or
+ * at the end of the budget if that comes first (but never before the attempt's timeout). An
+ * attempt that does report back replaces this time; a lease that runs out past the budget
+ * drops the delivery ({@link budgetSpent}).
  */
-export function leaseUntil(attempt: number, nowMs: number): number {
-  return nowMs + WEBHOOK_ATTEMPT_TIMEOUT_MS + retryDelayMs(attempt);
+export function leaseUntil(attempt: number, nowMs: number, firstAttemptMs: number): number {
+  const timedOut = nowMs + WEBHOOK_ATTEMPT_TIMEOUT_MS;
+  const budgetEnds = firstAttemptMs + WEBHOOK_RETRY_BUDGET_MS;
+  return Math.min(timedOut + retryDelayMs(attempt), Math.max(budgetEnds, timedOut));
+}
+
+/**
+ * Whether a due delivery's retry budget is spent: it is the lease of an attempt that never
+ * reported back and ran out past the budget, so it is dropped, not tried again. Retries are
+ * never set past the budget, so only a lease can be; a delivery never tried is tried once.
+ */
+export function budgetSpent(delivery: {
+  attempts: number;
+  next_attempt_at: number | null;
+  first_attempt_at: number | null;
+}): boolean {
+  return (
+    delivery.attempts > 0 &&
+    delivery.first_attempt_at !== null &&
+    delivery.next_attempt_at !== null &&
+    delivery.next_attempt_at > delivery.first_attempt_at + WEBHOOK_RETRY_BUDGET_MS
+  );
 }

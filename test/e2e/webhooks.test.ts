@@ -1,6 +1,11 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,18 +18,22 @@ import { ApiClient } from "../support/api-client.ts";
 /**
  * Webhooks under `wrangler dev` (CONTRACT "Extensions" → "Webhooks"), with a real HTTP receiver
  * in this process: every phase change and the outcome arrive signed; a receiver that fails an
- * attempt gets it again with the same id; a receiver that never answers does not slow the
- * planning (timed against a baseline in the same test, as a ratio); a URL that is not
- * http(s) is refused with 500 server_misconfigured naming the var.
+ * attempt gets it again with the same id; one that answers `503` + `Retry-After: 0` is not
+ * hammered (the backoff is a floor); an approver's request with a forged `Host` never changes
+ * the links the receiver gets; a receiver that never answers does not slow the planning (timed
+ * against a baseline in the same test, as a ratio); a URL that is not http(s) is refused with
+ * 500 server_misconfigured naming the var.
  */
 
 const TOKEN = "e2e-webhooks-token";
+/** bob's token: an approver of alice's plans (alice is {@link TOKEN}). */
+const BOB_TOKEN = "e2e-webhooks-bob";
 const SECRET = "e2e-webhooks-secret-0123456789abcdef";
 const auth = { token: TOKEN };
 const PROMPT = "Add a health endpoint to the server";
 const DEADLINE_MS = 90_000;
 
-type Mode = "accept" | "fail-first" | "hang";
+type Mode = "accept" | "fail-first" | "unavailable-twice" | "hang";
 
 interface Hit {
   at: number;
@@ -60,6 +69,12 @@ function startReceiver() {
         res.writeHead(503, { "retry-after": "1" }).end("busy");
         return;
       }
+      // Down for two attempts of each delivery, asking to be tried again at once.
+      const seen = hits.filter((h) => h.payload.id === payload.id).length;
+      if (state.mode === "unavailable-twice" && seen <= 2) {
+        res.writeHead(503, { "retry-after": "0" }).end("down");
+        return;
+      }
       res.writeHead(204).end();
     });
   });
@@ -91,7 +106,7 @@ beforeAll(async () => {
   worker = await startWorkerProcess({
     persistDir: persist,
     vars: {
-      PLANPORT_TOKENS: TOKEN,
+      PLANPORT_TOKENS: `alice:${TOKEN},bob:${BOB_TOKEN}`,
       PLANPORT_PLANNER: "offline",
       PLANPORT_WEBHOOK_URL: url,
       PLANPORT_WEBHOOK_SECRET: SECRET,
@@ -99,6 +114,48 @@ beforeAll(async () => {
   });
   api = new ApiClient((request) => fetch(request), worker.url);
 }, 120_000);
+
+/**
+ * A request to the worker whose `Host` header names another host (what a proxy that passes
+ * Host through unchecked lets anyone send); node:http, as fetch will not forge Host.
+ */
+function withHost(
+  host: string,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; json: unknown }> {
+  const target = new URL(worker.url);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        method,
+        path,
+        headers: {
+          host,
+          authorization: `Bearer ${token}`,
+          ...(payload === undefined ? {} : { "content-type": "application/json" }),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            json: JSON.parse(Buffer.concat(chunks).toString("utf8") || "null"),
+          }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
 
 afterAll(async () => {
   await worker?.stop();
@@ -186,9 +243,83 @@ describe("webhooks under wrangler dev", () => {
     expect(retried[1]?.payload.id).toBe(retried[0]?.payload.id);
     expect(retried[1]?.body).toBe(retried[0]?.body);
     expect(retried.every((h) => h.signatureValid)).toBe(true);
-    // Retry-After: 1 was honoured: the retry came no sooner.
+    // Retry-After: 1 was honoured: the retry came no sooner (in fact after the 10 s backoff,
+    // which a shorter Retry-After never cuts).
     expect((retried[1]?.at ?? 0) - (retried[0]?.at ?? 0)).toBeGreaterThanOrEqual(900);
     receiver.state.mode = "accept";
+  }, 180_000);
+
+  it("a receiver answering 503 with Retry-After: 0 is tried again no sooner than the backoff, and gets it in the end", async () => {
+    receiver.state.mode = "unavailable-twice";
+    const { session } = await planReady();
+    const attempts = await until("a delivery attempted three times", () => {
+      const byId = new Map<string, Hit[]>();
+      for (const hit of receiver.forSession(session.id)) {
+        byId.set(hit.payload.id, [...(byId.get(hit.payload.id) ?? []), hit]);
+      }
+      return [...byId.values()].find((hits) => hits.length >= 3);
+    });
+    receiver.state.mode = "accept";
+    const [first, second, third] = attempts as [Hit, Hit, Hit];
+    expect(new Set(attempts.map((h) => h.body)).size).toBe(1);
+    expect(attempts.every((h) => h.signatureValid)).toBe(true);
+    // Retry-After: 0 is not "at once": the waits are the backoff's, 10 s then 20 s (a loaded
+    // machine only makes them longer; 0.5 s of slack for the two processes' clocks).
+    expect(second.at - first.at).toBeGreaterThanOrEqual(9_500);
+    expect(third.at - second.at).toBeGreaterThanOrEqual(19_500);
+  }, 240_000);
+
+  it("an approver's request with a forged Host never reaches the team's channel; the approver's links carry no decision key", async () => {
+    receiver.state.mode = "accept";
+    const created = await api.createSession(auth, { prompt: PROMPT, approvers: ["bob"] });
+    const decisionKey = new URL(created.review_url).searchParams.get("key") ?? "";
+    const ready = await until("plan_ready", async () => {
+      const s = await api.getSession(auth, created.id);
+      if (s.phase === "done") throw new Error(`session ${s.id} ended before plan_ready`);
+      return s.phase === "plan_ready" ? s : undefined;
+    });
+
+    // The approver's own view and list: the share link, no decision key anywhere.
+    const bobs = await api.getSession({ token: BOB_TOKEN }, created.id);
+    expect(bobs.your_role).toBe("approver");
+    expect(bobs.review_url).toBe(created.share_url);
+    const awaiting = await (
+      await api.call("GET", "/v1/sessions?awaiting=me", { token: BOB_TOKEN })
+    ).json();
+    expect(JSON.stringify([bobs, awaiting])).not.toContain(decisionKey);
+    expect(JSON.stringify(awaiting)).toContain(created.id);
+
+    // Now bob reads and keeps it planning on a forged Host; nobody else calls until the
+    // planner's next plan_ready is announced (the engine's change, built with no request).
+    const forged = await withHost("evil.example", "GET", `/v1/sessions/${created.id}`, BOB_TOKEN);
+    expect(forged.status).toBe(200);
+    expect(JSON.stringify(forged.json)).not.toContain(decisionKey);
+    const kept = await withHost(
+      "evil.example",
+      "POST",
+      `/v1/sessions/${created.id}/decision`,
+      BOB_TOKEN,
+      {
+        tool_use_id: ready.pending?.tool_use_id,
+        decision: "reject",
+        feedback: "Also cover the readiness probe.",
+      },
+    );
+    expect(kept.status, JSON.stringify(kept.json)).toBe(200);
+    await until("the revised plan's plan_ready webhook", () =>
+      receiver
+        .forSession(created.id)
+        .find(
+          (h) => h.payload.session.phase === "plan_ready" && h.payload.session.reject_count === 1,
+        ),
+    );
+    const links = receiver.forSession(created.id).map((h) => h.payload.session.review_url);
+    expect(links.length).toBeGreaterThan(2);
+    for (const link of links) {
+      expect(link).toBe(
+        `${worker.url}/review/${created.id}?key=${encodeURIComponent(decisionKey)}`,
+      );
+    }
   }, 180_000);
 
   it("a receiver that never answers does not slow the planning", async () => {

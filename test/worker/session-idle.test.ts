@@ -6,6 +6,7 @@ import { configOf, DEFAULT_IDLE_DAYS } from "../../src/config.ts";
 import type { Event, Session } from "../../src/protocol/index.ts";
 import { idleDueAt } from "../../src/session/alarm.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
+import { readRow } from "../../src/session/session-row.ts";
 import type { WebhookPayload } from "../../src/session/webhooks.ts";
 import { listDeliveries } from "../../src/session/webhooks-outbox.ts";
 import {
@@ -59,10 +60,39 @@ function alarmOf(id: string): Promise<number | null> {
   );
 }
 
-/** Every event, read with the review key: a read that is no terminal poll. */
+function keyOf(url: string | undefined): string {
+  return new URL(url ?? "").searchParams.get("key") ?? "";
+}
+
+/** The share link: its reads are nobody (they never move the idle time), so tests look with it. */
+function shareLink(session: Session): { reviewKey: string } {
+  return { reviewKey: keyOf(session.share_url) };
+}
+
+/** The session as the share link sees it. */
+function look(session: Session): Promise<Session> {
+  return api.getSession(shareLink(session), session.id);
+}
+
+/** Every event, read with the share link. */
 async function eventsOf(session: Session): Promise<Event[]> {
-  const key = new URL(session.review_url).searchParams.get("key") ?? "";
-  return api.allEvents({ reviewKey: key }, session.id);
+  return api.allEvents(shareLink(session), session.id);
+}
+
+/** What an open review page does: loads, then polls the session and its feed. */
+async function openReviewPage(session: Session, key: string): Promise<void> {
+  const page = await api.call("GET", `/review/${session.id}?key=${key}`);
+  expect(page.status).toBe(200);
+  await page.text();
+  await api.getSession({ reviewKey: key }, session.id);
+  await api.events({ reviewKey: key }, session.id, { limit: 1000 });
+}
+
+function storedSeenAt(id: string): Promise<number | null> {
+  return runInDurableObject(
+    sessionObject(id),
+    (_o: SessionObject, state) => readRow(state.storage.sql)?.person_seen_at ?? null,
+  );
 }
 
 function lastActivity(session: Session): number {
@@ -88,7 +118,7 @@ describe("idle sessions", () => {
         return new Response("ok");
       };
     });
-    const waiting = await api.getSession(ALICE, session.id);
+    const waiting = await look(session);
     expect(waiting.phase).toBe("plan_ready");
     const idleAt = lastActivity(waiting) + IDLE_MS;
 
@@ -99,12 +129,12 @@ describe("idle sessions", () => {
     const before = await eventsOf(waiting);
     await runAlarmAt(session.id, idleAt - 60_000);
     expect(await eventsOf(waiting)).toEqual(before);
-    expect((await api.getSession(ALICE, session.id)).status).toBe("requires_action");
+    expect((await look(session)).status).toBe("requires_action");
     expect(sent).toEqual([]);
 
     // At it, the session is archived: the feed ends with result/archived saying why.
     await runAlarmAt(session.id, idleAt);
-    const archived = await api.getSession(ALICE, session.id);
+    const archived = await look(session);
     expect(archived).toMatchObject({
       status: "archived",
       phase: "done",
@@ -138,7 +168,7 @@ describe("idle sessions", () => {
     // The purge is the usual one, the retention time after the archive.
     expect(await alarmOf(session.id)).toBe(idleAt + RETENTION_MS);
     await runAlarmAt(session.id, idleAt + RETENTION_MS - 60_000);
-    expect((await api.getSession(ALICE, session.id)).status).toBe("archived");
+    expect((await look(session)).status).toBe("archived");
     await runAlarmAt(session.id, idleAt + RETENTION_MS);
     expect((await api.call("GET", `/v1/sessions/${session.id}`, ALICE)).status).toBe(404);
     const owner = await ownerIdOf(ALICE.token);
@@ -147,22 +177,22 @@ describe("idle sessions", () => {
     expect(await alarmOf(session.id)).toBeNull();
   });
 
-  it("a terminal poll or a message starts the idle time again; a review-page read does not", async () => {
+  it("a terminal poll or a message starts the idle time again; a share-link read does not", async () => {
     const session = await createDrivenSession();
     await openQuestion(session.id, ["Keep the old API?"]);
     await settleAlarm(session.id);
-    const start = lastActivity(await api.getSession(ALICE, session.id));
+    const start = lastActivity(await look(session));
 
     // A terminal polls a minute before the idle time: the session is not idle then.
     await setClock(session.id, start + IDLE_MS - 60_000);
     await api.events(ALICE, session.id);
-    const polled = await api.getSession(ALICE, session.id);
+    const polled = await look(session);
     expect(Date.parse(polled.terminal_polled_at ?? "")).toBe(start + IDLE_MS - 60_000);
     // The poll does not set the alarm: the alarm at the old idle time finds nothing due and
     // is set again for the new one.
     expect(await alarmOf(session.id)).toBe(start + IDLE_MS);
     await runAlarmAt(session.id, start + IDLE_MS);
-    expect((await api.getSession(ALICE, session.id)).status).toBe("requires_action");
+    expect((await look(session)).status).toBe("requires_action");
     const afterPoll = start + IDLE_MS - 60_000 + IDLE_MS;
     expect(await alarmOf(session.id)).toBe(afterPoll);
 
@@ -170,17 +200,18 @@ describe("idle sessions", () => {
     await setClock(session.id, afterPoll - 60_000);
     await api.message(ALICE, session.id, { text: "Still here, thinking." });
     await runAlarmAt(session.id, afterPoll);
-    const messaged = await api.getSession(ALICE, session.id);
+    const messaged = await look(session);
     expect(messaged.status).toBe("requires_action");
     const afterMessage = lastActivity(messaged) + IDLE_MS;
     expect(afterMessage).toBe(afterPoll - 60_000 + IDLE_MS);
     expect(await alarmOf(session.id)).toBe(afterMessage);
 
-    // Reading the feed with the review key (the review page) is no activity.
+    // Reading the session and its feed with the share link is no activity.
     await setClock(session.id, afterMessage - 60_000);
+    await look(session);
     await eventsOf(messaged);
     await runAlarmAt(session.id, afterMessage);
-    const archived = await api.getSession(ALICE, session.id);
+    const archived = await look(session);
     expect(archived.status).toBe("archived");
     expect((await eventsOf(archived)).at(-1)).toMatchObject({
       type: "result",
@@ -222,16 +253,106 @@ describe("idle sessions", () => {
     expect(await eventsOf(idle)).toEqual(once);
   });
 
-  it("the idle time follows the later of the last change and the last terminal poll, and stops once ended", () => {
+  it("the decision link's page and its polls, and a comment, keep a waiting plan alive; the share link's page, a list and a group's page do not", async () => {
+    const session = await createDrivenSession(ALICE.token, { group: "idle-pair" });
+    const sibling = await createDrivenSession(ALICE.token, { group: "idle-pair" });
+    await openPlan(session.id, "# Plan\n\nUnder review.\n");
+    await settleAlarm(session.id);
+    const decisionKey = keyOf(session.review_url);
+    const shareKey = keyOf(session.share_url);
+    let due = lastActivity(await look(session)) + IDLE_MS;
+    expect(await alarmOf(session.id)).toBe(due);
+
+    // The review page of the decision link is opened a minute before the idle time (it also
+    // reads the group's other session, on this page's behalf).
+    const opened = due - 60_000;
+    await setClock(session.id, opened);
+    await setClock(sibling.id, opened);
+    await openReviewPage(session, decisionKey);
+    await runAlarmAt(session.id, due);
+    expect((await look(session)).status).toBe("requires_action");
+    // That is nobody at the sibling: it goes idle on its own clock.
+    await runAlarmAt(sibling.id, lastActivity(await look(sibling)) + IDLE_MS);
+    expect((await look(sibling)).status).toBe("archived");
+
+    // The page keeps polling while its tab is visible: the idle time keeps moving.
+    due = opened + IDLE_MS;
+    expect(await alarmOf(session.id)).toBe(due);
+    const polled = due - 60_000;
+    await setClock(session.id, polled);
+    await api.getSession({ reviewKey: decisionKey }, session.id);
+    await api.events({ reviewKey: decisionKey }, session.id);
+    await runAlarmAt(session.id, due);
+    expect((await look(session)).status).toBe("requires_action");
+
+    // A comment left with the share link is someone too (a forgotten tab never writes one).
+    due = polled + IDLE_MS;
+    const commented = due - 60_000;
+    await setClock(session.id, commented);
+    const comment = await api.call(
+      "POST",
+      `/v1/sessions/${session.id}/comments`,
+      shareLink(session),
+      {
+        json: { quote: "Under review.", text: "Mention the rollback." },
+      },
+    );
+    expect(comment.status).toBe(201);
+    await runAlarmAt(session.id, due);
+    expect((await look(session)).status).toBe("requires_action");
+
+    // Nobody: the share link's page and its polls, and the owner's list. At the idle time the
+    // plan is archived, as a stop would.
+    due = commented + IDLE_MS;
+    await setClock(session.id, due - 60_000);
+    await openReviewPage(session, shareKey);
+    await api.listSessions(ALICE, { limit: 100 });
+    await runAlarmAt(session.id, due);
+    const archived = await look(session);
+    expect(archived).toMatchObject({ status: "archived", outcome: { kind: "terminated" } });
+    expect((await eventsOf(archived)).at(-1)).toMatchObject({
+      type: "result",
+      subtype: "archived",
+      message: expect.stringContaining("PLANPORT_IDLE_DAYS"),
+    });
+  });
+
+  it("a person's polls write their time at most every 10 s: the write stays off most polls", async () => {
+    const session = await createDrivenSession();
+    await openPlan(session.id, "# Plan\n");
+    const decisionKey = { reviewKey: keyOf(session.review_url) };
+    const t0 = Date.now() + 1_000;
+    expect(await storedSeenAt(session.id)).toBeNull();
+    await setClock(session.id, t0);
+    await api.events(decisionKey, session.id);
+    expect(await storedSeenAt(session.id)).toBe(t0);
+    // Two seconds later (the page's next poll) nothing is written, yet the idle clock knows.
+    await setClock(session.id, t0 + 2_000);
+    await api.events(decisionKey, session.id);
+    expect(await storedSeenAt(session.id)).toBe(t0);
+    await runAlarmAt(session.id, t0 + IDLE_MS + 1_000);
+    expect((await look(session)).status).toBe("requires_action");
+    // Ten seconds after the stored time the next poll writes again.
+    await setClock(session.id, t0 + 10_000);
+    await api.events(decisionKey, session.id);
+    expect(await storedSeenAt(session.id)).toBe(t0 + 10_000);
+  });
+
+  it("the idle time follows the latest of the last change, terminal poll and person's request, and stops once ended", () => {
     const row = {
       archived_at: null,
       ended_subtype: null,
       updated_at: 1_000,
       terminal_polled_at: null,
+      person_seen_at: null,
     };
     expect(idleDueAt(row, 10 * DAY_MS)).toBe(1_000 + 10 * DAY_MS);
     expect(idleDueAt({ ...row, terminal_polled_at: 5_000 }, DAY_MS)).toBe(5_000 + DAY_MS);
     expect(idleDueAt({ ...row, terminal_polled_at: 500 }, DAY_MS)).toBe(1_000 + DAY_MS);
+    expect(idleDueAt({ ...row, person_seen_at: 7_000 }, DAY_MS)).toBe(7_000 + DAY_MS);
+    expect(idleDueAt({ ...row, terminal_polled_at: 9_000, person_seen_at: 7_000 }, DAY_MS)).toBe(
+      9_000 + DAY_MS,
+    );
     expect(idleDueAt({ ...row, archived_at: 2_000 }, DAY_MS)).toBeNull();
     expect(idleDueAt({ ...row, ended_subtype: "error_max_turns" }, DAY_MS)).toBeNull();
   });

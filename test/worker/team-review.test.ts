@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app.ts";
 import { knownOwners, ownerIdOf } from "../../src/api/auth.ts";
-import { readConfig } from "../../src/config.ts";
+import { configOf, readConfig } from "../../src/config.ts";
 import type { CreateSession, Event, Session } from "../../src/protocol/index.ts";
 import { TOOL_NAMES } from "../../src/protocol/index.ts";
 import { reviewView } from "../../src/review/view.ts";
@@ -469,6 +469,70 @@ describe("required approvers", () => {
     const both = await api.call("GET", "/v1/sessions?awaiting=me&group=g1", CAROL);
     expect(both.status).toBe(400);
     expect(await errorCode(both)).toBe("invalid_query");
+  });
+
+  it("gives an approver the share link as review_url, never the decision key (GET, awaiting=me, their decision)", async () => {
+    const session = await drivenSession(ALICE.token, { approvers: ["bob"] });
+    await openPlan(session.id, PLAN);
+    const decisionKey = keyOf(session.review_url);
+    const shown: Session[] = [await api.getSession(BOB, session.id)];
+    const awaiting = await api.call("GET", "/v1/sessions?awaiting=me&limit=100", BOB);
+    shown.push(
+      ...((await awaiting.json()) as { data: Session[] }).data.filter((s) => s.id === session.id),
+    );
+    const kept = await decide(BOB, session.id, { decision: "reject", feedback: "Cover logout." });
+    expect(kept.status).toBe(200);
+    shown.push((await kept.json()) as Session);
+    expect(shown).toHaveLength(3);
+    for (const seen of shown) {
+      expect(seen.your_role).toBe("approver");
+      expect(seen.review_url).toBe(session.share_url);
+      expect(JSON.stringify(seen)).not.toContain(decisionKey);
+    }
+    // The requester still gets the decision link (CONTRACT: review_url carries the review key).
+    expect((await api.getSession(ALICE, session.id)).review_url).toBe(session.review_url);
+    // And the share page an approver lands on says where they decide (on the revised plan).
+    await openPlan(session.id, PLAN, "toolu_plan_2");
+    const ready = await api.call(
+      "GET",
+      `/review/${session.id}?key=${keyOf(session.share_url ?? "")}`,
+    );
+    expect(await ready.text()).toContain(
+      `approvers decide with their own token (planport review ${session.id})`,
+    );
+  });
+
+  it("an approver's requests keep a plan that waits on them from going idle; their awaiting-me list does not", async () => {
+    const session = await drivenSession(ALICE.token, { approvers: ["bob"] });
+    await openPlan(session.id, PLAN);
+    const idleMs = configOf(env).idleMs;
+    const setClock = (at: number) =>
+      runInDurableObject(sessionObject(session.id), (object: SessionObject) => {
+        object.clock = () => at;
+      });
+    const alarmAt = async (at: number) => {
+      await setClock(at);
+      await runInDurableObject(sessionObject(session.id), (object: SessionObject) =>
+        object.alarm(),
+      );
+    };
+    const share = { reviewKey: keyOf(session.share_url ?? "") };
+    const status = async () => (await api.getSession(share, session.id)).status;
+    let due = Date.parse((await api.getSession(share, session.id)).updated_at) + idleMs;
+
+    // The approver's planport review: it reads the plan and polls the feed with bob's token.
+    await setClock(due - 60_000);
+    await api.call("GET", `/v1/sessions/${session.id}/plan`, BOB);
+    await api.events(BOB, session.id);
+    await alarmAt(due);
+    expect(await status()).toBe("requires_action");
+    due = due - 60_000 + idleMs;
+
+    // A list of what awaits bob reads every session in it: that is not bob at this one.
+    await setClock(due - 60_000);
+    await api.call("GET", "/v1/sessions?awaiting=me&limit=100", BOB);
+    await alarmAt(due);
+    expect(await status()).toBe("archived");
   });
 
   it("refuses an unknown approver by name, and the requester as their own approver", async () => {

@@ -2,12 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Session } from "../../src/protocol/index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
-import {
-  retryDelayMs,
-  signatureOf,
-  WEBHOOK_MAX_ATTEMPTS,
-  type WebhookPayload,
-} from "../../src/session/webhooks.ts";
+import { retryDelayMs, signatureOf, type WebhookPayload } from "../../src/session/webhooks.ts";
 import { type Delivery, listDeliveries, readAnnounced } from "../../src/session/webhooks-outbox.ts";
 import {
   ALICE,
@@ -23,7 +18,7 @@ import {
 /**
  * Webhook deliveries on the real session Durable Object: the outbox written with the change,
  * the alarm sending what is due, signatures, retries with the same id and bytes, 410, the
- * bounded attempts, and a receiver that hangs while the alarm goes on. The receiver is a test
+ * 20-minute retry budget, and a receiver that hangs while the alarm goes on. The receiver is a test
  * double of the other side of the network (the object's `webhookFetch` seam); the same
  * deliveries over real HTTP under `wrangler dev` are test/e2e/webhooks.test.ts.
  */
@@ -203,26 +198,36 @@ describe("webhook deliveries", () => {
     expect(String(warn.mock.calls[0]?.[0])).toContain("410 Gone");
   });
 
-  it("after 8 failed attempts the delivery is dropped and the error is logged, without the secret", async () => {
+  it("a receiver answering 503 with Retry-After: 0 is retried with the backoff for 20 minutes, then dropped and logged without the secret", async () => {
     const session = await createDrivenSession();
     const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    const { received, send } = receiver(() => new Response("down", { status: 500 }));
-    const clock = await connect(session.id, send);
+    const clock = { now: Date.now() + YEAR };
+    const seenAt: number[] = [];
+    const { received, send } = receiver(() => {
+      seenAt.push(clock.now);
+      return new Response("down", { status: 503, headers: { "retry-after": "0" } });
+    });
+    await connect(session.id, send, clock);
     await openPlan(session.id, "# Plan\n");
-    for (let attempt = 1; attempt <= WEBHOOK_MAX_ATTEMPTS + 2; attempt++) {
+    const start = clock.now;
+    // Run the alarm at every time the outbox asks for, as the runtime would, until it gives up.
+    for (let runs = 0; runs < 50; runs++) {
       await deliver(session.id);
-      clock.now += retryDelayMs(attempt);
+      const [delivery] = await outbox(session.id);
+      if (delivery?.state !== "pending" || delivery.next_attempt_at === null) break;
+      clock.now = delivery.next_attempt_at;
     }
-    expect(received).toHaveLength(WEBHOOK_MAX_ATTEMPTS);
+    expect(seenAt.map((t) => (t - start) / 1000)).toEqual([0, 10, 30, 70, 150, 310, 630, 1200]);
     expect(new Set(received.map((r) => r.body)).size).toBe(1);
     expect((await outbox(session.id))[0]).toMatchObject({
       state: "dropped",
-      attempts: WEBHOOK_MAX_ATTEMPTS,
+      attempts: 8,
       next_attempt_at: null,
+      first_attempt_at: start,
     });
     const logged = error.mock.calls.map((c) => c.map(String).join(" ")).join("\n");
     expect(logged).toMatch(
-      /webhook whk_\w+ \(session\.phase\) dropped after 8 attempt\(s\): the receiver answered HTTP 500/,
+      /webhook whk_\w+ \(session\.phase\) dropped after 8 attempt\(s\): the receiver answered HTTP 503/,
     );
     expect(logged).not.toContain(SECRET);
   });

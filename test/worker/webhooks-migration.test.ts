@@ -88,7 +88,7 @@ describe("a session stored by schema version 3", () => {
     expect(await stateOf(waiting)).toEqual({
       announced: { origin: ORIGIN, phase: "plan_ready", outcome: null },
       outbox: [],
-      version: 5,
+      version: 6,
     });
     expect(await stateOf(archived)).toEqual({
       announced: {
@@ -97,7 +97,7 @@ describe("a session stored by schema version 3", () => {
         outcome: JSON.stringify({ kind: "terminated", subtype: "archived" }),
       },
       outbox: [],
-      version: 5,
+      version: 6,
     });
 
     const sent: WebhookPayload[] = [];

@@ -6,6 +6,7 @@ import type { Session } from "../../src/protocol/index.ts";
 import {
   afterFailure,
   announcedOf,
+  budgetSpent,
   changesOf,
   leaseUntil,
   resultOfStatus,
@@ -13,7 +14,8 @@ import {
   retryDelayMs,
   signatureOf,
   WEBHOOK_ATTEMPT_TIMEOUT_MS,
-  WEBHOOK_MAX_ATTEMPTS,
+  WEBHOOK_FIRST_DELAY_MS,
+  WEBHOOK_RETRY_BUDGET_MS,
   webhookBody,
   webhookId,
 } from "../../src/session/webhooks.ts";
@@ -97,31 +99,49 @@ describe("the payload", () => {
 
 describe("the retry schedule", () => {
   it("doubles from 10 s and is capped at 10 minutes", () => {
-    const delays = Array.from({ length: WEBHOOK_MAX_ATTEMPTS - 1 }, (_, i) => retryDelayMs(i + 1));
+    const delays = Array.from({ length: 7 }, (_, i) => retryDelayMs(i + 1));
     expect(delays).toEqual([10, 20, 40, 80, 160, 320, 600].map((s) => s * 1000));
     expect(retryDelayMs(50)).toBe(600_000);
   });
 
-  it("retries until the 8th failed attempt, then drops", () => {
-    for (let attempt = 1; attempt < WEBHOOK_MAX_ATTEMPTS; attempt++) {
-      expect(afterFailure(attempt, null, 1_000)).toEqual({
-        kind: "retry",
-        atMs: 1_000 + retryDelayMs(attempt),
-      });
+  it("retries for 20 minutes after the first attempt, the last one right at the end, then drops", () => {
+    // A receiver that fails at once every time: attempts at 0 s, 10 s, 30 s … 630 s, 1200 s.
+    const at = [0];
+    for (;;) {
+      const now = at.at(-1) as number;
+      const next = afterFailure(at.length, null, now, 0);
+      if (next.kind === "drop") break;
+      at.push(next.atMs);
     }
-    expect(afterFailure(WEBHOOK_MAX_ATTEMPTS, null, 0)).toEqual({ kind: "drop" });
-    expect(afterFailure(WEBHOOK_MAX_ATTEMPTS, 5_000, 0)).toEqual({ kind: "drop" });
+    expect(at.map((ms) => ms / 1000)).toEqual([0, 10, 30, 70, 150, 310, 630, 1200]);
+    expect(WEBHOOK_RETRY_BUDGET_MS).toBe(1_200_000);
+    // The budget is in time, not attempts, counted from the first attempt.
+    expect(afterFailure(2, null, 1_000, 1_000)).toEqual({ kind: "retry", atMs: 21_000 });
+    expect(afterFailure(1, null, 1_195_000, 0)).toEqual({ kind: "drop" });
   });
 
-  it("honours Retry-After within 1 s to 10 minutes", () => {
-    expect(afterFailure(1, 120_000, 0)).toEqual({ kind: "retry", atMs: 120_000 });
-    expect(afterFailure(1, 3_600_000, 0)).toEqual({ kind: "retry", atMs: 600_000 });
-    expect(afterFailure(1, 0, 0)).toEqual({ kind: "retry", atMs: 1_000 });
+  it("waits at least the backoff whatever Retry-After says: 0 is no hot loop, more waits longer (≤ 10 minutes)", () => {
+    expect(afterFailure(1, 0, 0, 0)).toEqual({ kind: "retry", atMs: WEBHOOK_FIRST_DELAY_MS });
+    expect(afterFailure(3, 1_000, 100_000, 0)).toEqual({ kind: "retry", atMs: 140_000 });
+    expect(afterFailure(1, 120_000, 0, 0)).toEqual({ kind: "retry", atMs: 120_000 });
+    expect(afterFailure(1, 3_600_000, 0, 0)).toEqual({ kind: "retry", atMs: 600_000 });
+    // Never past the budget: a long Retry-After near its end is cut to it.
+    expect(afterFailure(2, 600_000, 900_000, 0)).toEqual({ kind: "retry", atMs: 1_200_000 });
   });
 
-  it("leases an attempt past its timeout and the backoff", () => {
-    expect(leaseUntil(1, 0)).toBe(WEBHOOK_ATTEMPT_TIMEOUT_MS + 10_000);
-    expect(leaseUntil(1, 0)).toBeGreaterThan(WEBHOOK_ATTEMPT_TIMEOUT_MS);
+  it("leases an attempt past its timeout and the backoff, within the budget; a lease past it is spent", () => {
+    expect(leaseUntil(1, 0, 0)).toBe(WEBHOOK_ATTEMPT_TIMEOUT_MS + 10_000);
+    expect(leaseUntil(1, 0, 0)).toBeGreaterThan(WEBHOOK_ATTEMPT_TIMEOUT_MS);
+    // An attempt at 630 s that never reports back is tried again at the end of the budget …
+    expect(leaseUntil(7, 630_000, 0)).toBe(1_200_000);
+    const lost = { attempts: 7, next_attempt_at: 1_200_000, first_attempt_at: 0 };
+    expect(budgetSpent(lost)).toBe(false);
+    // … and one made there is given its timeout, then dropped.
+    const last = { attempts: 8, next_attempt_at: leaseUntil(8, 1_200_000, 0), first_attempt_at: 0 };
+    expect(last.next_attempt_at).toBe(1_200_000 + WEBHOOK_ATTEMPT_TIMEOUT_MS);
+    expect(budgetSpent(last)).toBe(true);
+    // A delivery never tried is tried, however late its alarm came.
+    expect(budgetSpent({ attempts: 0, next_attempt_at: 0, first_attempt_at: null })).toBe(false);
   });
 
   it("reads Retry-After as seconds or an HTTP date", () => {
