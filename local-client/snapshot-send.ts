@@ -5,6 +5,7 @@ import {
   type ManifestRequest,
   MISSING_QUERY_MAX_BLOBS,
   manifestId,
+  manifestSkips,
   type SkippedEntry,
 } from "../src/protocol/index.ts";
 import { type Api, ApiError, withRetry } from "./api.ts";
@@ -210,12 +211,13 @@ class WorkingTree {
     return { root: this.root, files, skipped: this.skipped(), binary: this.binary };
   }
 
+  /** What the manifest lists as skipped: one entry per path, none a stored file. */
   skipped(): SkippedEntry[] {
-    return [...this.skips].sort((a, b) => comparePaths(a.path, b.path));
+    return manifestSkips(this.files.keys(), this.skips);
   }
 
   async id(): Promise<string> {
-    this.cachedId ??= await manifestId([...this.files.values()], this.skips);
+    this.cachedId ??= await manifestId([...this.files.values()], this.skipped());
     return this.cachedId;
   }
 

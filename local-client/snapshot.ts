@@ -5,6 +5,7 @@ import {
   comparePaths,
   gitBlobId,
   isTextContent,
+  manifestSkips,
   type SkippedEntry,
   SNAPSHOT_MAX_FILE_BYTES,
 } from "../src/protocol/index.ts";
@@ -156,8 +157,11 @@ export async function collectTree(
     report("hashing", done, toRead.length);
   });
   files.sort((a, b) => comparePaths(a.path, b.path));
-  skipped.sort((a, b) => comparePaths(a.path, b.path));
-  return { root: base, files, skipped, binary };
+  const listed = manifestSkips(
+    files.map((f) => f.path),
+    skipped,
+  );
+  return { root: base, files, skipped: listed, binary };
 }
 
 /**

@@ -20,8 +20,12 @@ export const BLOB_ID_PATTERN = /^[0-9a-f]{40}$/;
 /** Most ids in one `POST /v1/blobs/missing` (a snapshot's files fit in one call). */
 export const MISSING_QUERY_MAX_BLOBS = 20_000;
 
-/** Largest manifest request body (JSON, after gunzip when sent gzip-encoded). */
-export const MANIFEST_MAX_BYTES = 32 * 1024 * 1024;
+/**
+ * Largest manifest request body (JSON, after gunzip when sent gzip-encoded), counted while it
+ * is read. 20,000 entries of a 350-byte path and a blob id fit (real trees average under 100);
+ * every MiB admitted is heap the worker spends on one request.
+ */
+export const MANIFEST_MAX_BYTES = 8 * 1024 * 1024;
 
 const BlobId = z.string().regex(BLOB_ID_PATTERN, "a blob id is 40 lowercase hex digits");
 const SnapshotId = z
@@ -70,6 +74,46 @@ export const ManifestRequestSchema = z.strictObject({
   skipped: z.array(z.strictObject({ path: z.string(), reason: SkipReasonSchema })),
 });
 export type ManifestRequest = z.infer<typeof ManifestRequestSchema>;
+
+/**
+ * The schema of each member of a manifest, and of each element of its lists: the worker reads
+ * a manifest entry by entry (it never holds the whole document) and checks each as it comes.
+ */
+export const MANIFEST_MEMBER_SCHEMAS = {
+  id: SnapshotId,
+  base: SnapshotId,
+  files: ManifestRequestSchema.shape.files.element,
+  removed: z.string(),
+  skipped: ManifestRequestSchema.shape.skipped.element,
+} as const;
+
+/**
+ * The skipped list a manifest carries for a tree: sorted by path, one entry per path, and none
+ * for a path that is also a stored file. A skipped path is shown, not stored — shortened, its
+ * control characters escaped, invalid UTF-8 decoded leniently — so two different names can be
+ * shown alike, or like a stored file; a tree cannot hold a path twice, and the worker refuses a
+ * manifest that lists one twice, so the first entry stands for them all.
+ *
+ * @example
+ * manifestSkips(["a.ts"], [{ path: "b\uFFFD", reason: "invalid_name" }, { path: "b\uFFFD", reason: "invalid_name" }])
+ * // [{ path: "b\uFFFD", reason: "invalid_name" }]
+ */
+export function manifestSkips(
+  storedPaths: Iterable<string>,
+  skipped: readonly SkippedEntry[],
+): SkippedEntry[] {
+  const taken = new Set(storedPaths);
+  const kept: SkippedEntry[] = [];
+  const sorted = [...skipped].sort(
+    (a, b) => comparePaths(a.path, b.path) || comparePaths(a.reason, b.reason),
+  );
+  for (const entry of sorted) {
+    if (taken.has(entry.path)) continue;
+    taken.add(entry.path);
+    kept.push(entry);
+  }
+  return kept;
+}
 
 /** One stored file of a manifest. */
 export interface ManifestFile {

@@ -75,31 +75,48 @@ export function pathNameProblem(path: string): "invalid_name" | "name_too_long" 
   if (path.length === 0) return "invalid_name";
   for (let i = 0; i < path.length; i++) {
     const c = path.charCodeAt(i);
-    // U+FFFD is what a lenient decoder made of bytes that are not UTF-8.
-    if (isControlCharacter(c) || c === REPLACEMENT_CHARACTER) return "invalid_name";
+    // U+FFFD is what a lenient decoder made of bytes that are not UTF-8; a lone surrogate
+    // (JSON can spell one, `"\ud800"`) has no UTF-8 form at all, so no file can be named by it.
+    if (isControlCharacter(c) || c === REPLACEMENT_CHARACTER || isLoneSurrogateAt(path, i))
+      return "invalid_name";
   }
   if (utf8Length(path) > SNAPSHOT_MAX_PATH_BYTES) return "name_too_long";
   return null;
 }
 
 /**
- * A path made safe to show in a skipped list: control characters escaped as `\u00XX`, and
- * overlong paths shortened.
+ * A path made safe to show in a skipped list: control characters and lone UTF-16 surrogates
+ * escaped as `\uXXXX`, and overlong paths shortened (never between the two halves of a
+ * surrogate pair, which would leave a lone one behind).
  *
  * @example
  * printablePath("a\u001bb"); // "a\\u001bb"
  */
 export function printablePath(path: string): string {
+  if (path.length <= PRINTABLE_PATH_MAX_CHARS && !needsEscape(path)) return path;
   let shown = "";
   for (let i = 0; i < path.length; i++) {
     const c = path.charCodeAt(i);
-    shown += isControlCharacter(c) ? `\\u${c.toString(16).padStart(4, "0")}` : path[i];
-    if (shown.length > PRINTABLE_PATH_MAX_CHARS)
-      return `${shown.slice(0, PRINTABLE_PATH_MAX_CHARS)}…`;
+    const pair = isHighSurrogate(c) && isLowSurrogate(path.charCodeAt(i + 1));
+    const next = pair
+      ? path.slice(i, i + 2)
+      : isControlCharacter(c) || isLoneSurrogateAt(path, i)
+        ? `\\u${c.toString(16).padStart(4, "0")}`
+        : (path[i] as string);
+    if (shown.length + next.length > PRINTABLE_PATH_MAX_CHARS) return `${shown}…`;
+    shown += next;
+    if (pair) i++;
   }
   return shown;
 }
 const PRINTABLE_PATH_MAX_CHARS = 300;
+
+function needsEscape(path: string): boolean {
+  for (let i = 0; i < path.length; i++) {
+    if (isControlCharacter(path.charCodeAt(i)) || isLoneSurrogateAt(path, i)) return true;
+  }
+  return false;
+}
 const REPLACEMENT_CHARACTER = 0xfffd;
 
 /** C0 controls, DEL and C1 controls: terminal escape sequences start with these. */
@@ -123,6 +140,26 @@ export function comparePaths(a: string, b: string): number {
     if (x !== y) return codePointRank(x) - codePointRank(y);
   }
   return a.length - b.length;
+}
+
+/**
+ * True when the code unit at `i` is half of a surrogate pair without its other half: not a
+ * character, and encoders replace it with U+FFFD, so two texts that differ only there would
+ * encode (and hash) alike.
+ */
+export function isLoneSurrogateAt(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  if (isHighSurrogate(c)) return !isLowSurrogate(text.charCodeAt(i + 1));
+  if (isLowSurrogate(c)) return !isHighSurrogate(text.charCodeAt(i - 1));
+  return false;
+}
+
+function isHighSurrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff;
+}
+
+function isLowSurrogate(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff;
 }
 
 function codePointRank(codeUnit: number): number {

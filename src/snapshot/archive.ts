@@ -60,6 +60,62 @@ async function drainThenCancel(
   await reader.cancel().catch(() => {});
 }
 
+/**
+ * A body read as a pull stream, erroring with `tooLarge()` once more than `maxBytes` arrived,
+ * with its first chunks already read so the caller can look at the signature (`head`).
+ * Nothing is buffered beyond what the next reader asks for. Cancelling it (a refusal while the
+ * client is still sending) reads and drops a little more first, as {@link readCompressed} does.
+ *
+ * @example
+ * const { head, stream } = await openBody(request.body, 12 * 1024 * 1024, manifestTooLarge);
+ * if (isGzip(head)) inflate(stream);
+ */
+export async function openBody(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  tooLarge: () => IngestFailure,
+): Promise<{ head: Uint8Array[]; stream: ReadableStream<Uint8Array> }> {
+  const reader = body.getReader();
+  let total = 0;
+  // A request body allows one pending read: a cancel waits for the read in flight.
+  let reading: Promise<unknown> = Promise.resolve();
+  const next = async (): Promise<Uint8Array | null> => {
+    const read = reader.read();
+    reading = read.catch(() => {});
+    const { done, value } = await read;
+    if (done) return null;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await drainThenCancel(reader, OVERSIZED_BODY_DRAIN_BYTES);
+      throw tooLarge();
+    }
+    return value;
+  };
+  const head: Uint8Array[] = [];
+  for (let peeked = 0; peeked < GZIP_MAGIC.length; ) {
+    const chunk = await next();
+    if (chunk === null) break;
+    head.push(chunk);
+    peeked += chunk.byteLength;
+  }
+  const queued = [...head];
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const chunk = queued.shift() ?? (await next());
+        if (chunk === null) controller.close();
+        else controller.enqueue(chunk);
+      },
+      async cancel() {
+        await reading;
+        await drainThenCancel(reader, OVERSIZED_BODY_DRAIN_BYTES);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { head, stream };
+}
+
 const GZIP_MAGIC = [0x1f, 0x8b];
 const TAR_MAGIC_OFFSET = 257;
 

@@ -52,24 +52,25 @@ const MAX_RAW_NAME_CHARS = 4 * SNAPSHOT_MAX_PATH_BYTES;
 export function classifyEntry(header: EntryHeader): EntryVerdict {
   const type = header.type ?? "file";
   const name = header.name;
-  const shown = printablePath(name);
   if (name.length > MAX_RAW_NAME_CHARS) {
     return type === "directory"
       ? { kind: "directory" }
-      : { kind: "skip", path: shown, reason: "name_too_long" };
+      : { kind: "skip", path: printablePath(name), reason: "name_too_long" };
   }
   // The tar reader decodes names leniently: invalid UTF-8 arrives as U+FFFD.
   if (name.length > 0 && pathNameProblem(name) === "invalid_name") {
-    return { kind: "skip", path: shown, reason: "invalid_name" };
+    return { kind: "skip", path: printablePath(name), reason: "invalid_name" };
   }
   if (name.startsWith("/") || /^[A-Za-z]:[\\/]/.test(name)) {
-    return { kind: "skip", path: shown, reason: "absolute_path" };
+    return { kind: "skip", path: printablePath(name), reason: "absolute_path" };
   }
   const segments = name.split("/").filter((segment) => segment !== "" && segment !== ".");
-  if (segments.includes("..")) return { kind: "skip", path: shown, reason: "parent_segment" };
+  if (segments.includes("..")) {
+    return { kind: "skip", path: printablePath(name), reason: "parent_segment" };
+  }
   if (type === "directory") return { kind: "directory" };
   const path = segments.join("/");
-  if (path === "") return { kind: "skip", path: shown, reason: "invalid_name" };
+  if (path === "") return { kind: "skip", path: printablePath(name), reason: "invalid_name" };
   const typeReason = TYPE_SKIP_REASONS[type];
   if (typeReason !== undefined)
     return { kind: "skip", path: printablePath(path), reason: typeReason };

@@ -88,7 +88,7 @@ export function manifestTooLarge(): IngestFailure {
   return new IngestFailure({
     status: 413,
     code: "payload_too_large",
-    message: `The manifest is larger than ${MANIFEST_MAX_BYTES / MIB} MiB of JSON; no tree the server accepts needs that.`,
+    message: `The manifest is larger than ${MANIFEST_MAX_BYTES / MIB} MiB of JSON, more than 20,000 files with paths of 350 bytes need; add generated or vendored folders to .gitignore and try again.`,
   });
 }
 

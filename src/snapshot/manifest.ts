@@ -1,10 +1,10 @@
 import {
   comparePaths,
   err,
+  isLoneSurrogateAt,
   MANIFEST_MAX_BYTES,
   type ManifestFile,
   type ManifestRequest,
-  ManifestRequestSchema,
   manifestId,
   printablePath,
   type Result,
@@ -12,7 +12,7 @@ import {
   SNAPSHOT_MAX_FILES,
   type SnapshotReceipt,
 } from "../protocol/index.ts";
-import { isGzip, readCompressed } from "./archive.ts";
+import { isGzip, openBody } from "./archive.ts";
 import { committed } from "./commit.ts";
 import { classifyEntry } from "./entry-rules.ts";
 import {
@@ -25,10 +25,8 @@ import {
 import { FileSet } from "./file-set.ts";
 import { gunzipWithLimit } from "./gunzip.ts";
 import { isSnapshotId, loadIndex, snapshotPrefix } from "./layout.ts";
+import { ManifestReader } from "./manifest-reader.ts";
 import type { BlobRegistry } from "./registry.ts";
-
-/** Deepest JSON nesting a manifest has (`{files: [[path, blob]]}` is 3). */
-const MANIFEST_MAX_DEPTH = 8;
 
 /**
  * `POST /v1/snapshots/manifest` (docs/PROTOCOL.md "Incremental snapshots"): commits a tree of
@@ -67,52 +65,31 @@ export async function commitManifest(
   }
 }
 
+/**
+ * The request read as it arrives: bytes counted (inflated ones when gzip) and refused past
+ * {@link MANIFEST_MAX_BYTES}, decoded as strict UTF-8, and read entry by entry by the
+ * {@link ManifestReader}, which refuses the 20,001st entry before reading it. Nothing is
+ * inflated or decoded beyond what the reader asked for, so refusing a bomb costs what
+ * refusing a manifest just over a limit does.
+ */
 async function readManifest(body: ReadableStream<Uint8Array>): Promise<ManifestRequest> {
-  let chunks = await readCompressed(body);
-  if (isGzip(chunks)) chunks = await inflate(chunks);
-  const total = chunks.reduce((sum, c) => sum + c.byteLength, 0);
-  if (total > MANIFEST_MAX_BYTES) throw manifestTooLarge();
-  const text = new TextDecoder().decode(await new Blob(chunks).arrayBuffer());
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === "\\") i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === "[" || c === "{") {
-      if (++depth > MANIFEST_MAX_DEPTH)
-        throw invalidManifest("The manifest nests deeper than any manifest does.");
-    } else if (c === "]" || c === "}") depth--;
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (cause) {
-    throw invalidManifest(`The manifest is not valid JSON (${(cause as Error).message}).`);
-  }
-  const parsed = ManifestRequestSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? issue.path.map(String).join(".") : "body";
-    throw invalidManifest(`Invalid manifest: ${where}: ${issue?.message ?? "wrong shape"}.`);
-  }
-  return parsed.data;
-}
-
-async function inflate(chunks: readonly Uint8Array[]): Promise<Uint8Array[]> {
-  const source = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const chunk of chunks) controller.enqueue(chunk);
-      controller.close();
-    },
-  });
-  const out: Uint8Array[] = [];
-  for await (const chunk of gunzipWithLimit(source, MANIFEST_MAX_BYTES, manifestTooLarge)) {
-    out.push(chunk);
-  }
-  return out;
+  const { head, stream } = await openBody(body, MANIFEST_MAX_BYTES, manifestTooLarge);
+  const bytes = isGzip(head)
+    ? gunzipWithLimit(stream, MANIFEST_MAX_BYTES, manifestTooLarge)
+    : stream;
+  const reader = new ManifestReader();
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+  const decode = (chunk?: Uint8Array): string => {
+    try {
+      return chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true });
+    } catch {
+      throw invalidManifest("The manifest is not valid UTF-8; send it as UTF-8 JSON.");
+    }
+  };
+  // Leaving the loop early (a refusal) cancels the stream: inflating stops, the body is dropped.
+  for await (const chunk of bytes) reader.push(decode(chunk));
+  reader.push(decode());
+  return reader.end();
 }
 
 /** The whole tree the request stands for, checked entry by entry. */
@@ -128,10 +105,10 @@ async function resolveTree(
     for (const [path, blob] of await baseFiles(bucket, registry, owner, request.base)) {
       tree.set(path, blob);
     }
-    for (const path of request.removed ?? []) {
+    for (const [index, path] of (request.removed ?? []).entries()) {
       if (!tree.delete(path)) {
         throw invalidManifest(
-          `removed: ${JSON.stringify(printablePath(path))} is not a file of the base snapshot.`,
+          `removed[${index}]: ${JSON.stringify(printablePath(path))} is not a file of the base snapshot.`,
         );
       }
     }
@@ -164,14 +141,34 @@ async function resolveTree(
       );
     }
   }
+  const skippedPaths = new Set<string>();
   for (const [index, entry] of request.skipped.entries()) {
-    if (entry.path.length === 0 || printablePath(entry.path) !== entry.path) {
-      throw invalidManifest(
-        `skipped[${index}]: the path must be printable (control characters escaped) and at most 300 characters.`,
-      );
+    const shown = JSON.stringify(printablePath(entry.path));
+    const problem = skippedProblem(entry.path);
+    if (problem !== null) throw invalidManifest(`skipped[${index}]: ${shown} ${problem}.`);
+    // A tree holds a path once: listed twice, or as a file and as skipped, it is two trees.
+    if (skippedPaths.has(entry.path))
+      throw invalidManifest(`skipped[${index}]: ${shown} is listed twice.`);
+    if (tree.has(entry.path)) {
+      throw invalidManifest(`skipped[${index}]: ${shown} is also a stored file of the tree.`);
     }
+    skippedPaths.add(entry.path);
   }
   return { files, skipped: request.skipped };
+}
+
+/** Why a skipped entry's path cannot be in a manifest, or null (see `manifestSkips`). */
+function skippedProblem(path: string): string | null {
+  if (path.length === 0) return "is empty";
+  for (let i = 0; i < path.length; i++) {
+    if (isLoneSurrogateAt(path, i)) {
+      return `holds a lone UTF-16 surrogate at character ${i}, which no file name can (a manifest differing only there would hash alike)`;
+    }
+  }
+  if (printablePath(path) !== path) {
+    return "is not printable: control characters must be escaped, and at most 300 characters kept";
+  }
+  return null;
 }
 
 /** A stored file path as an archive entry of the same name would be stored, or why not. */

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_JSON_BODY_BYTES } from "../../src/api/validate.ts";
+import { MAX_JSON_BODY_BYTES, MAX_JSON_VALUES } from "../../src/api/validate.ts";
 import {
   ALICE,
   api,
@@ -144,6 +144,35 @@ describe("malformed bodies are 400 with a code, never a 500", () => {
       headers: { "content-type": "application/json" },
     });
     expect(res.status).toBe(201);
+  });
+
+  it("refuses a body of more values than any request holds (4 MiB of {}) with 413 before parsing it, on every JSON route", async () => {
+    const session = await createDrivenSession();
+    // 1.3 million empty objects: ~60 MiB of heap had JSON.parse built them (issue 22).
+    const objects = `{"blobs":[${Array(1_300_000).fill("{}").join(",")}]}`;
+    expect(objects.length).toBeLessThan(MAX_JSON_BODY_BYTES);
+    for (const path of [
+      "/v1/blobs/missing",
+      "/v1/sessions",
+      `/v1/sessions/${session.id}/messages`,
+      `/v1/sessions/${session.id}/decision`,
+    ]) {
+      const res = await api.call("POST", path, ALICE, {
+        body: objects,
+        headers: { "content-type": "application/json" },
+      });
+      await expectError(res, 413, "payload_too_large");
+    }
+    // At the limit (object, name, list and strings) the body is parsed and judged by its shape;
+    // what is inside strings is text, not values.
+    const under = `{"blobs":[${Array(MAX_JSON_VALUES - 3)
+      .fill('"{},{},[1,2]"')
+      .join(",")}]}`;
+    const res = await api.call("POST", "/v1/blobs/missing", ALICE, {
+      body: under,
+      headers: { "content-type": "application/json" },
+    });
+    await expectError(res, 400, "invalid_body");
   });
 
   it("refuses a planner this server does not offer with planner_unavailable", async () => {

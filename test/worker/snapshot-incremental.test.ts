@@ -5,6 +5,7 @@ import { ownerIdOf } from "../../src/api/auth.ts";
 import { configOf } from "../../src/config.ts";
 import {
   gitBlobId,
+  MANIFEST_MAX_BYTES,
   type ManifestFile,
   manifestId,
   type SkippedEntry,
@@ -15,6 +16,7 @@ import type { OwnerIndex } from "../../src/session/owner-index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import { ownerIndexStub } from "../../src/session/sessions.ts";
 import type { SnapshotRegistry } from "../../src/session/snapshot-registry.ts";
+import { OVERSIZED_BODY_DRAIN_BYTES } from "../../src/snapshot/archive.ts";
 import { openSnapshot } from "../../src/snapshot/index.ts";
 import { gzip, type TarSpec, tarGz } from "../support/tarballs.ts";
 import { api, createDrivenSession, errorCode, sessionObject } from "../support/worker/sessions.ts";
@@ -26,6 +28,7 @@ import { api, createDrivenSession, errorCode, sessionObject } from "../support/w
  */
 
 const encoder = new TextEncoder();
+const MIB = 1024 * 1024;
 const RETENTION_MS = configOf(env).retentionMs;
 
 let owners = 0;
@@ -303,6 +306,168 @@ describe("incremental snapshots: hostile input gets a clear 4xx", () => {
     const badIds = await api.call("POST", "/v1/blobs/missing", who, { json: { blobs: ["../x"] } });
     expect(badIds.status).toBe(400);
   }, 60_000);
+});
+
+describe("incremental snapshots: a manifest is read within its limits (issue 22)", () => {
+  const who = freshOwner();
+
+  /** A manifest's JSON text of `entries` files, made as a stream of ~1 MiB pieces. */
+  function manifestStream(entries: number): {
+    body: ReadableStream<Uint8Array>;
+    sent: () => number;
+  } {
+    let sent = 0;
+    let next = 0;
+    const blob = blobOf("y\n");
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          let piece = next === 0 ? `{"id":"${"c".repeat(64)}","files":[` : "";
+          for (; next < entries && piece.length < 1024 * 1024; next++) {
+            piece += `${next === 0 ? "" : ","}["${next.toString(36)}","${blob}"]`;
+          }
+          if (next >= entries) piece += '],"skipped":[]}';
+          const bytes = encoder.encode(piece);
+          sent += bytes.byteLength;
+          controller.enqueue(bytes);
+          if (next >= entries) controller.close();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return { body, sent: () => sent };
+  }
+
+  it("refuses 600,000 entries (28 MiB of JSON) at the 20,001st with 413 snapshot_too_many_files, reading little more", async () => {
+    const { body, sent } = manifestStream(600_000);
+    const res = await api.fetcher(
+      new Request("http://planport.test/v1/snapshots/manifest", {
+        method: "POST",
+        headers: { authorization: `Bearer ${who.token}`, "content-type": "application/json" },
+        body,
+        // @ts-expect-error: workerd needs the half-duplex hint for a streamed request body
+        duplex: "half",
+      }),
+    );
+    expect(res.status).toBe(413);
+    expect(await errorCode(res)).toBe("snapshot_too_many_files");
+    // 20,001 entries are ~1.1 MiB; past the refusal only the stretch drained on purpose.
+    expect(sent()).toBeLessThan(1.2 * MIB + OVERSIZED_BODY_DRAIN_BYTES + 2 * MIB);
+  }, 60_000);
+
+  it("refuses a gzip bomb of 600,000 entries the same way, and a manifest over 8 MiB of JSON", async () => {
+    const blob = blobOf("y\n");
+    const entries = Array.from({ length: 600_000 }, (_, i) => `["${i.toString(36)}","${blob}"]`);
+    const bomb = await gzip(
+      encoder.encode(`{"id":"${"c".repeat(64)}","files":[${entries.join(",")}],"skipped":[]}`),
+    );
+    const res = await api.call("POST", "/v1/snapshots/manifest", who, {
+      body: bomb,
+      headers: { "content-type": "application/gzip" },
+    });
+    expect(res.status).toBe(413);
+    expect(await errorCode(res)).toBe("snapshot_too_many_files");
+    const padded = encoder.encode(
+      `{"id":"${"c".repeat(64)}","files":[],"skipped":[]}${" ".repeat(MANIFEST_MAX_BYTES)}`,
+    );
+    const big = await api.call("POST", "/v1/snapshots/manifest", who, {
+      body: await gzip(padded),
+      headers: { "content-type": "application/gzip" },
+    });
+    expect(big.status).toBe(413);
+    expect(await big.text()).toContain("larger than 8 MiB of JSON");
+  }, 60_000);
+});
+
+describe("incremental snapshots: a manifest must be a tree a file system can hold (issue 22)", () => {
+  const who = freshOwner();
+
+  /** Commits a manifest whose id is the tree's own id (as a client would compute it). */
+  async function commitTree(
+    files: ManifestFile[],
+    skipped: SkippedEntry[],
+  ): Promise<{ status: number; code: string; message: string }> {
+    const res = await commit(who, {
+      id: await manifestId(files, skipped),
+      files: files.map((f) => [f.path, f.blob]),
+      skipped,
+    });
+    if (res.status === 201) return { status: 201, code: "created", message: "" };
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    return { status: res.status, ...body.error };
+  }
+
+  it("refuses a lone UTF-16 surrogate in a path, naming the entry: it would hash like U+FFFD", async () => {
+    await uploadBlobs(who, ["s\n"]);
+    const blob = blobOf("s\n");
+    // Both ids are the same text once encoded: the lone surrogate becomes U+FFFD.
+    expect(await manifestId([], [{ path: "a\ud800", reason: "binary" }])).toBe(
+      await manifestId([], [{ path: "a\ufffd", reason: "binary" }]),
+    );
+    const lone = await commitTree(
+      [{ path: "ok.ts", blob }],
+      [{ path: "a\ud800", reason: "binary" }],
+    );
+    expect(lone).toMatchObject({ status: 400, code: "invalid_manifest" });
+    expect(lone.message).toMatch(/^skipped\[0\]: "a\\\\ud800" holds a lone UTF-16 surrogate/);
+    const file = await commitTree(
+      [
+        { path: "ok.ts", blob },
+        { path: "b\udc00.ts", blob },
+      ],
+      [],
+    );
+    expect(file).toMatchObject({ status: 400, code: "invalid_manifest" });
+    expect(file.message).toMatch(/^files\[1\]: .* cannot be stored \(invalid name\)/);
+    // A surrogate pair is a character like any other.
+    expect(await commitTree([{ path: "emoji-\ud83d\ude00.ts", blob }], [])).toMatchObject({
+      status: 201,
+    });
+  });
+
+  it("refuses a path both stored and skipped, and a skipped path listed twice, naming the entry", async () => {
+    await uploadBlobs(who, ["t\n"]);
+    const blob = blobOf("t\n");
+    const both = await commitTree(
+      [{ path: "a.ts", blob }],
+      [
+        { path: "a.bin", reason: "binary" },
+        { path: "a.ts", reason: "too_large" },
+      ],
+    );
+    expect(both).toMatchObject({ status: 400, code: "invalid_manifest" });
+    expect(both.message).toBe('skipped[1]: "a.ts" is also a stored file of the tree.');
+    const twice = await commitTree(
+      [{ path: "a.ts", blob }],
+      [
+        { path: "big.log", reason: "too_large" },
+        { path: "big.log", reason: "binary" },
+      ],
+    );
+    expect(twice).toMatchObject({ status: 400, code: "invalid_manifest" });
+    expect(twice.message).toBe('skipped[1]: "big.log" is listed twice.');
+    expect(
+      await commitTree([{ path: "a.ts", blob }], [{ path: "big.log", reason: "too_large" }]),
+    ).toMatchObject({ status: 201 });
+  });
+
+  it("refuses a skipped path of the base's tree that the delta stores, naming the entry", async () => {
+    await uploadBlobs(who, ["u\n"]);
+    const blob = blobOf("u\n");
+    const base = await commitTree([{ path: "keep.ts", blob }], []);
+    expect(base.status).toBe(201);
+    const baseId = await manifestId([{ path: "keep.ts", blob }], []);
+    const skipped: SkippedEntry[] = [{ path: "keep.ts", reason: "binary" }];
+    const res = await commit(who, {
+      id: await manifestId([{ path: "keep.ts", blob }], skipped),
+      base: baseId,
+      files: [],
+      removed: [],
+      skipped,
+    });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('skipped[0]: \\"keep.ts\\" is also a stored file');
+  });
 });
 
 describe("incremental snapshots: retention with shared blobs", () => {
