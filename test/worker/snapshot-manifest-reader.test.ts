@@ -52,7 +52,7 @@ function refusal(outcome: ManifestRequest | IngestFailure): { code: string; mess
 }
 
 const path = fc.string({
-  unit: fc.constantFrom(..."ab/.é😀\"\\\n\u0000 ".split(""), "\ud800"),
+  unit: fc.constantFrom(...'ab/.é😀"\\\n\u0000 '.split(""), "\ud800"),
   minLength: 1,
   maxLength: 12,
 });
@@ -74,7 +74,7 @@ const spaced = (value: unknown, gaps: readonly string[]): string => {
   let n = 0;
   return JSON.stringify(value, null, 1).replace(
     /("(?:[^"\\]|\\.)*")|\s+/g,
-    (match, string: string | undefined) =>
+    (_match, string: string | undefined) =>
       string !== undefined ? string : (gaps[n++ % gaps.length] ?? ""),
   );
 };
