@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
 import type { SnapshotReceipt } from "../../src/protocol/index.ts";
@@ -8,6 +9,7 @@ import { ApiClient } from "../support/api-client.ts";
 import { floodTarGz, paxNameBomb, waitUntil } from "../support/faults.ts";
 import { sampleWorkerdMemory, workerdMemory } from "../support/faults-node.ts";
 import { gzipBomb, noise, tarGz } from "../support/tarballs.ts";
+import { resetPeakRss, rssMiB, workerdProcesses } from "../support/workerd-proc.ts";
 
 /**
  * Hostile snapshot uploads against `wrangler dev` with the worker's memory watched from the
@@ -174,4 +176,58 @@ describe("hostile uploads against wrangler dev, memory watched", () => {
     expect(settled.phase).toBe("plan_ready");
     expect((await api.plan(auth, session.id)).content).toContain("login");
   }, 180_000);
+
+  it("refuses a manifest of 600,000 entries (a small gzip inflating to 28 MiB) at the cost of one just over the limit", async ({
+    annotate,
+  }) => {
+    // Issue 22: the whole document was inflated, parsed and checked by zod before its entries
+    // were counted — the worker's RSS grew by ~290 MiB for one 413.
+    const host = workerdProcesses(worker.pid).find((p) => p.hostsWorker);
+    expect(host, "the workerd process hosting the worker").toBeDefined();
+    const pid = host?.pid ?? -1;
+    const blob = "e69de29bb2d1d6434b8dc53c34e5e2d3d8f8fd22";
+    const manifest = (entries: number): string => {
+      const files = Array.from({ length: entries }, (_, i) => `["s${i % 100}","${blob}"]`);
+      return `{"id":"${"0".repeat(64)}","files":[${files.join(",")}],"skipped":[]}`;
+    };
+    const justOver = gzipSync(manifest(20_001));
+    const bombText = manifest(600_000);
+    const bomb = gzipSync(bombText, { level: 9 });
+    expect(bombText.length).toBeGreaterThan(28 * MIB);
+    expect(bomb.byteLength).toBeLessThan(256 * 1024);
+    /** Commits `body`; its answer and how far the worker's RSS peaked above where it was. */
+    const commit = async (body: Uint8Array) => {
+      const before = rssMiB(pid).now;
+      resetPeakRss(pid);
+      const res = await fetch(`${worker.url}/v1/snapshots/manifest`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/gzip" },
+        body: new Uint8Array(body),
+      });
+      const answer = (await res.json()) as { error?: { code: string } };
+      return { status: res.status, code: answer.error?.code, growth: rssMiB(pid).peak - before };
+    };
+    // Warm up: loads the manifest code (and zod's schemas) as any first commit does.
+    expect((await commit(gzipSync(manifest(10)))).code).toBe("invalid_manifest");
+    const over = await commit(justOver);
+    const bombed = await commit(bomb);
+    await annotate(
+      `20,001 entries (${justOver.byteLength} B gzip): RSS peak +${over.growth.toFixed(1)} MiB; ` +
+        `600,000 entries (${bomb.byteLength} B gzip, ${(bombText.length / MIB).toFixed(1)} MiB inflated): +${bombed.growth.toFixed(1)} MiB`,
+    );
+    for (const answer of [over, bombed]) {
+      expect(answer).toMatchObject({ status: 413, code: "snapshot_too_many_files" });
+      expect(answer.growth).toBeLessThan(MANIFEST_MEMORY_BOUND_MIB);
+    }
+    // A refusal of any size costs what a refusal just over the limit costs (plus GC noise).
+    expect(bombed.growth).toBeLessThan(over.growth + MANIFEST_MEMORY_BOUND_MIB / 2);
+    expect(await (await fetch(`${worker.url}/v1/healthz`)).json()).toEqual({ ok: true });
+  }, 120_000);
 });
+
+/**
+ * Allowed RSS growth of the worker's workerd for one manifest refusal, in MiB. Generous (the
+ * first large request grows V8's heap, and freed memory is not handed back at once), yet the
+ * old whole-document parse of 600,000 entries grew it by ~290 MiB.
+ */
+const MANIFEST_MEMORY_BOUND_MIB = 64;
