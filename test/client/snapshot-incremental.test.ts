@@ -182,4 +182,29 @@ describe("incremental snapshots from the client", () => {
     expect(sent.id).toBe(await manifestId(now.files, now.skipped));
     expect(sent.id).not.toBe(await manifestId(tree.files, tree.skipped));
   });
+
+  it("sends a tree whose unstorable names are shown alike: the manifest lists the shown path once", async () => {
+    const root = repo({ "ok.ts": "export {};\n" });
+    // Two names that are not UTF-8 both read "n\ufffd.txt" once decoded leniently, and a name
+    // over 1,024 bytes is shown as its first 300 characters, like a stored file's path.
+    for (const bad of [0xff, 0xfe]) {
+      writeFileSync(
+        Buffer.concat([Buffer.from(`${root}/n`), Buffer.from([bad]), Buffer.from(".txt")]),
+        "x\n",
+      );
+    }
+    const folder = "d".repeat(200);
+    const deep = join(root, ...Array(6).fill(folder));
+    mkdirSync(deep, { recursive: true });
+    for (const tail of ["a", "b"]) writeFileSync(join(deep, tail), "y\n");
+    const shortened = `${folder}/${"d".repeat(99)}…`;
+    writeFileSync(join(root, shortened), "stored under the shown name\n");
+    const tree = await collectTree(root);
+    expect(tree.skipped).toEqual([{ path: "n\ufffd.txt", reason: "invalid_name" }]);
+    expect(tree.files.map((f) => f.path)).toContain(shortened);
+    const sent = await client(TOKENS[4] as string).snapshot(root);
+    expect(sent).toMatchObject({ reused: false, files: 2 });
+    expect(sent.skipped).toEqual(tree.skipped);
+    expect(sent.id).toBe(await manifestId(tree.files, tree.skipped));
+  });
 });
