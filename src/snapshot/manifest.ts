@@ -34,9 +34,11 @@ import type { BlobRegistry } from "./registry.ts";
  * apart by the gzip signature, so a proxy that inflated it on the way changes nothing).
  *
  * A manifest is hostile input like an archive, and is refused rather than repaired: a path
- * an archive entry would be skipped for (absolute, `..`, unstorable name), a duplicate or a
- * file-and-folder conflict is 400 `invalid_manifest` naming it; more than 20,000 entries is
- * 413 `snapshot_too_many_files`; a `base` the owner does not have is 400 `unknown_snapshot`;
+ * an archive entry would be skipped for (absolute, `..`, unstorable name, a lone surrogate), a
+ * duplicate, a file-and-folder conflict, a skipped path listed twice or also stored is 400
+ * `invalid_manifest` naming it; more than 20,000 entries is 413 `snapshot_too_many_files` and
+ * more than 8 MiB of JSON 413 `payload_too_large`, both while reading (`readManifest`); a
+ * `base` the owner does not have is 400 `unknown_snapshot`;
  * blobs the owner has not stored are 409 `blobs_missing` with their ids; a tree that does not
  * hash to `id` is 400 `invalid_manifest`.
  *
