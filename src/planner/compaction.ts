@@ -6,7 +6,7 @@ import {
   tokensOfChars,
 } from "./context-budget.ts";
 import { askModel, type ModelSetup, turnCost } from "./model-calls.ts";
-import type { ModelMessage, ModelRequest } from "./models/types.ts";
+import type { ModelMessage, ModelRequest, ModelTurn } from "./models/types.ts";
 import { COMPACT_INSTRUCTION } from "./plan-mode/compaction-prompts.ts";
 import { append, type Step } from "./step-state.ts";
 import { measuredUsage, type Thread } from "./threads.ts";
@@ -44,10 +44,15 @@ export function fitOf(request: ModelRequest, thread: Thread, budget: number | nu
   return summarisable ? { kind: "compact", estimate } : { kind: "overflow", estimate, threshold };
 }
 
+/** Summary requests sent before a conversation whose model never answers one in text stops. */
+export const SUMMARY_ATTEMPTS = 2;
+
 /**
  * Summarises the conversation `request` holds with one model call and appends the boundary
- * (with the call's usage and cost, in one transaction). An error result is a sentence saying
- * why no summary came; a failed model call throws as any model call does.
+ * (with the calls' usage and cost, in one transaction). The model may not call a tool in its
+ * answer, and a text-less answer is asked again once ({@link SUMMARY_ATTEMPTS}). An error
+ * result is a sentence saying why no summary came; a failed model call throws as any model
+ * call does.
  */
 export async function compact(
   s: Step,
@@ -64,12 +69,22 @@ export async function compact(
       `even with every tool result cut short, the conversation does not fit the context budget of ${budget} tokens`,
     );
   }
-  const turn = await askModel(setup, { ...request, messages, maxOutputTokens: room.summaryTokens });
-  const summary = turn.content
-    .flatMap((b) => (b.type === "text" ? [b.text] : []))
-    .join("\n\n")
-    .trim();
-  if (summary === "") return err("the model answered the summary request without any text");
+  // Tools stay offered in the summary request (the cached prefix starts with them) but may not
+  // be called: a tool call is a legal answer to a request offering usable tools, and weaker
+  // models give one often. A reply with no text is still asked once more before giving up.
+  const summaryRequest: ModelRequest = {
+    ...request,
+    messages,
+    maxOutputTokens: room.summaryTokens,
+    toolChoice: "none",
+  };
+  const turns: ModelTurn[] = [];
+  let summary = "";
+  while (summary === "" && turns.length < SUMMARY_ATTEMPTS) {
+    const turn = await askModel(setup, summaryRequest);
+    turns.push(turn);
+    summary = textOf(turn);
+  }
   if (s.port.hasEnded()) return ok(undefined);
   const boundary: NewEvent = {
     type: "system",
@@ -81,10 +96,22 @@ export async function compact(
       : { parent_tool_use_id: thread.taskId }),
   };
   s.port.transaction(() => {
-    append(s, [boundary]);
-    s.port.addUsage(turn.usage, turnCost(setup, turn));
+    if (summary !== "") append(s, [boundary]);
+    // Every attempt was a model call the provider bills, the text-less ones included.
+    for (const turn of turns) s.port.addUsage(turn.usage, turnCost(setup, turn));
   });
-  return ok(undefined);
+  return summary === ""
+    ? err(
+        `the model answered the summary request without any text ${SUMMARY_ATTEMPTS} times, although it was not allowed to call tools`,
+      )
+    : ok(undefined);
+}
+
+function textOf(turn: ModelTurn): string {
+  return turn.content
+    .flatMap((b) => (b.type === "text" ? [b.text] : []))
+    .join("\n\n")
+    .trim();
 }
 
 /** The summary never gets less room than this (unless its share of the budget is smaller). */

@@ -26,6 +26,13 @@ export interface ScriptedResponse {
    * own marks. OpenAI: the longest prefix (tools, then messages) of any earlier request is read.
    */
   simulate_usage?: boolean;
+  /**
+   * A model that calls a tool whenever it may (as weaker open models often do): when the request
+   * offers tools and does not forbid calling them (`tool_choice` none), a `body` that calls no
+   * tool is answered as a call of the first tool offered instead. A request that offers no tool,
+   * or forbids them, gets `body` as it is.
+   */
+  eager_tool_use?: boolean;
 }
 
 /** A request the double received. */
@@ -40,4 +47,6 @@ export interface RecordedRequest {
   matched: string | null;
   /** The usage the double reported, when it simulated it. */
   simulated_usage?: Record<string, number>;
+  /** The eager model called a tool instead of answering the scripted text (`eager_tool_use`). */
+  eager_tool_call?: boolean;
 }

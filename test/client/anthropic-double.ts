@@ -46,6 +46,9 @@ export function startAnthropicDouble(): Promise<AnthropicDouble> {
   return startProviderDouble(ANTHROPIC_API);
 }
 
+/** Numbers the eager model's tool calls (ids must differ). */
+let eagerCalls = 0;
+
 const ANTHROPIC_API: DoubleApi = {
   path: "/v1/messages",
   wireProblem,
@@ -54,6 +57,18 @@ const ANTHROPIC_API: DoubleApi = {
     const usage = anthropicUsage(cache, body, outputTokensOf(scripted));
     const reply = scripted as { usage?: Record<string, number> };
     return { body: { ...reply, usage }, usage };
+  },
+  eagerToolCall(body, scripted) {
+    const b = body as { tools?: { name?: string }[]; tool_choice?: { type?: string } };
+    const reply = scripted as { content?: { type: string }[] };
+    const tool = b.tools?.[0]?.name;
+    if (tool === undefined || b.tool_choice?.type === "none") return null;
+    if ((reply.content ?? []).some((x) => x.type === "tool_use")) return null;
+    return {
+      ...reply,
+      content: [{ type: "tool_use", id: `toolu_eager_${eagerCalls++}`, name: tool, input: {} }],
+      stop_reason: "tool_use",
+    };
   },
   streamEvents: messageEvents,
 };
@@ -157,8 +172,9 @@ const CACHE_LOOKBACK_BLOCKS = 20;
  * The usage Anthropic reports for a request, given the prefixes cached so far: the request is
  * the sequence tools → system blocks → message blocks; each `cache_control` mark writes the
  * prefix ending at it; a request reads the longest cached prefix that ends at most
- * {@link CACHE_LOOKBACK_BLOCKS} blocks before one of its marks. `input_tokens` is what is
- * neither read nor written.
+ * {@link CACHE_LOOKBACK_BLOCKS} blocks before one of its marks; a change of `tool_choice` keeps
+ * the tools and system blocks cached but not the messages. `input_tokens` is what is neither
+ * read nor written.
  */
 export function anthropicUsage(
   cache: Set<string>,
@@ -169,7 +185,11 @@ export function anthropicUsage(
     tools?: Record<string, unknown>[];
     system?: Record<string, unknown>[] | string;
     messages?: { role: string; content: Record<string, unknown>[] | string }[];
+    tool_choice?: unknown;
   };
+  // A different tool_choice leaves the tools and the system prompt cached, not the messages.
+  const choice =
+    b.tool_choice === undefined ? "" : `[tool_choice ${JSON.stringify(b.tool_choice)}]`;
   const blocks: { text: string; mark: boolean }[] = [];
   const add = (block: Record<string, unknown>, prefix: string) => {
     const { cache_control, ...rest } = block;
@@ -180,7 +200,7 @@ export function anthropicUsage(
   for (const block of system ?? []) add(block, "system:");
   for (const m of b.messages ?? []) {
     const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
-    for (const block of content) add(block, `${m.role}:`);
+    for (const block of content) add(block, `${choice}${m.role}:`);
   }
   const hashes = prefixHashes(blocks.map((x) => x.text));
   const tokens = blocks.map((x) => doubleTokens(x.text));
@@ -232,6 +252,13 @@ export function wireProblem(req: IncomingMessage, body: unknown): string | null 
       return "each tool needs a name and a description";
     if (tool.input_schema?.type !== "object")
       return `tools.${tool.name}.input_schema must be a JSON schema of type object`;
+  }
+  const choice = (body as { tool_choice?: { type?: unknown; name?: unknown } }).tool_choice;
+  if (choice !== undefined) {
+    if (!["auto", "any", "tool", "none"].includes(String(choice?.type)))
+      return "tool_choice.type must be auto, any, tool or none";
+    if (choice.type === "tool" && typeof choice.name !== "string")
+      return "tool_choice of type tool needs the tool's name";
   }
   if (!Array.isArray(b.messages) || b.messages.length === 0)
     return "messages must be a non-empty list";

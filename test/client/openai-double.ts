@@ -37,6 +37,9 @@ export function startOpenaiDouble(): Promise<OpenaiDouble> {
   return startProviderDouble(OPENAI_API);
 }
 
+/** Numbers the eager model's tool calls (ids must differ). */
+let eagerCalls = 0;
+
 const OPENAI_API: DoubleApi = {
   path: "/v1/chat/completions",
   wireProblem: openaiWireProblem,
@@ -50,6 +53,29 @@ const OPENAI_API: DoubleApi = {
         usage: { ...counts, prompt_tokens_details: { cached_tokens } },
       },
       usage,
+    };
+  },
+  eagerToolCall(body, scripted) {
+    const b = body as { tools?: { function?: { name?: string } }[]; tool_choice?: unknown };
+    const reply = scripted as { choices?: { message?: { tool_calls?: unknown[] | null } }[] };
+    const tool = b.tools?.[0]?.function?.name;
+    if (tool === undefined || b.tool_choice === "none") return null;
+    const first = reply.choices?.[0];
+    if ((first?.message?.tool_calls ?? []).length > 0) return null;
+    const call = {
+      id: `call_eager_${eagerCalls++}`,
+      type: "function",
+      function: { name: tool, arguments: "{}" },
+    };
+    return {
+      ...reply,
+      choices: [
+        {
+          ...first,
+          message: { role: "assistant", content: null, tool_calls: [call] },
+          finish_reason: "tool_calls",
+        },
+      ],
     };
   },
 };
@@ -81,6 +107,17 @@ export function openaiWireProblem(req: IncomingMessage, body: unknown): string |
       if (fn.parameters !== undefined && fn.parameters.type !== "object")
         return `tools.${i}.function.parameters must be a JSON schema of type object`;
     }
+  }
+  const choice = (body as { tool_choice?: unknown }).tool_choice;
+  if (choice !== undefined) {
+    const named = choice as { type?: unknown; function?: { name?: unknown } } | null;
+    const valid =
+      choice === "none" ||
+      choice === "auto" ||
+      choice === "required" ||
+      (named?.type === "function" && typeof named.function?.name === "string");
+    if (!valid)
+      return 'tool_choice must be "none", "auto", "required" or {type: "function", function: {name}}';
   }
   if (!Array.isArray(b.messages) || b.messages.length === 0)
     return "messages must be a non-empty list";

@@ -35,6 +35,12 @@ export interface DoubleApi {
     usage: Record<string, number>;
   };
   /**
+   * The scripted reply `scripted` turned into a call of the first tool `body` offers, when the
+   * request lets the model call one (tools offered, `tool_choice` not none) and the reply calls
+   * none; else null (see `eager_tool_use`).
+   */
+  eagerToolCall(body: unknown, scripted: unknown): unknown | null;
+  /**
    * For a request that asks for a stream (`"stream": true`): the successful reply `body` as the
    * provider's server-sent events. Absent: the double answers every request with JSON.
    */
@@ -132,8 +138,13 @@ export async function startProviderDouble(api: DoubleApi): Promise<ProviderDoubl
         return answer(500, api.error("api_error", "the test double has no scripted response left"));
       recorded.matched = next.match ?? null;
       let reply = next;
+      const eager = next.eager_tool_use ? api.eagerToolCall(body, next.body) : null;
+      if (eager !== null) {
+        recorded.eager_tool_call = true;
+        reply = { ...next, body: eager };
+      }
       if (next.simulate_usage) {
-        const simulated = api.simulateUsage(l.cache, body, next.body);
+        const simulated = api.simulateUsage(l.cache, body, reply.body);
         recorded.simulated_usage = simulated.usage;
         reply = { ...next, body: simulated.body };
       }

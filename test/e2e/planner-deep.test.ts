@@ -223,55 +223,76 @@ describe("planning depth under wrangler dev (provider doubles over HTTP)", () =>
     120_000,
   );
 
-  it("a long session with a small PLANPORT_CONTEXT_TOKENS compacts and reaches plan_ready", async () => {
-    const created = await pp.client.createSession({
-      prompt: "Round invoice totals to cents, compactly",
-      snapshot_id: snapshotId,
-      planner: "anthropic",
-    });
-    const planPath = (await pp.client.plan(created.id)).path;
-    const r = (x: Parameters<typeof reply>[1]) => reply("anthropic", x);
-    const marker = "compactly";
-    await anthropic.script(ANTHROPIC_LANE, [
-      r({
-        match: marker,
-        usage: { input: 2_000, output: 40, cacheRead: 8_000 },
-        content: [call("toolu_long_read", "Read", { file_path: "src/billing/invoice.ts" })],
-      }),
-      r({
-        match: "is being compacted",
-        usage: { input: 9_000, output: 100 },
-        content: [say("LONG-SUMMARY: invoiceTotal needs rounding.")],
-      }),
-      r({
-        match: marker,
-        content: [
-          call("toolu_long_w", "Write", { file_path: planPath, content: "# Plan\n\n1. Round.\n" }),
-          call("toolu_long_exit", "ExitPlanMode", {}),
-        ],
-      }),
-    ]);
-    const done = await settled(pp, created.id, 60_000);
-    expect(done).toMatchObject({
-      phase: "plan_ready",
-      pending: { tool_use_id: "toolu_long_exit" },
-    });
-    const events = await pp.api.allEvents(pp.auth, created.id);
-    const boundaries = events.flatMap((e) => {
-      const b = compactBoundaryOf(e);
-      return b === null ? [] : [b];
-    });
-    expect(boundaries).toHaveLength(1);
-    expect(boundaries[0]).toMatchObject({
-      type: "system",
-      subtype: "compact_boundary",
-      compact_metadata: { trigger: "auto", pre_tokens: expect.any(Number) },
-    });
-    expect(boundaries[0]!.compact_metadata.pre_tokens).toBeGreaterThan(CONTEXT_TOKENS * 0.8);
-    const last = (await anthropic.received(ANTHROPIC_LANE))
-      .filter((x) => x.matched === marker)
-      .at(-1)!;
-    expect(JSON.stringify(last.body)).toContain("LONG-SUMMARY");
-    expect(JSON.stringify(last.body)).not.toContain("toolu_long_read");
-  }, 120_000);
+  it.each(["anthropic", "openai"] as const)(
+    "a long session with a small PLANPORT_CONTEXT_TOKENS compacts and reaches plan_ready, even on a model that calls a tool whenever it may (%s)",
+    async (provider) => {
+      const created = await pp.client.createSession({
+        prompt: `Round invoice totals to cents, compactly (${provider})`,
+        snapshot_id: snapshotId,
+        planner: provider,
+      });
+      const planPath = (await pp.client.plan(created.id)).path;
+      // Every reply is an eager model's: offered tools it may call, it calls one instead of
+      // answering in text — the summary request included, unless that forbids tool calls.
+      const r = (x: Parameters<typeof reply>[1]) => ({
+        ...reply(provider, x),
+        eager_tool_use: true,
+      });
+      const marker = `compactly (${provider})`;
+      const double = provider === "anthropic" ? anthropic : openai;
+      const lane = provider === "anthropic" ? ANTHROPIC_LANE : OPENAI_LANE;
+      await double.script(lane, [
+        r({
+          match: marker,
+          usage: { input: 2_000, output: 40, cacheRead: 8_000 },
+          content: [call("toolu_long_read", "Read", { file_path: "src/billing/invoice.ts" })],
+        }),
+        r({
+          match: "is being compacted",
+          usage: { input: 9_000, output: 100 },
+          content: [say("LONG-SUMMARY: invoiceTotal needs rounding.")],
+        }),
+        r({
+          match: marker,
+          content: [
+            call("toolu_long_w", "Write", {
+              file_path: planPath,
+              content: "# Plan\n\n1. Round.\n",
+            }),
+            call("toolu_long_exit", "ExitPlanMode", {}),
+          ],
+        }),
+      ]);
+      const done = await settled(pp, created.id, 60_000);
+      expect(done).toMatchObject({
+        phase: "plan_ready",
+        pending: { tool_use_id: "toolu_long_exit" },
+      });
+      const events = await pp.api.allEvents(pp.auth, created.id);
+      const boundaries = events.flatMap((e) => {
+        const b = compactBoundaryOf(e);
+        return b === null ? [] : [b];
+      });
+      expect(boundaries).toHaveLength(1);
+      expect(boundaries[0]).toMatchObject({
+        type: "system",
+        subtype: "compact_boundary",
+        compact_metadata: { trigger: "auto", pre_tokens: expect.any(Number) },
+      });
+      expect(boundaries[0]!.compact_metadata.pre_tokens).toBeGreaterThan(CONTEXT_TOKENS * 0.8);
+      const sent = (await double.received(lane)).filter((x) =>
+        JSON.stringify(x.body).includes(marker),
+      );
+      // The summary request forbade tool calls and still listed the session's tools.
+      const summary = sent.find((x) => x.matched === "is being compacted")!;
+      const summaryBody = summary.body as { tool_choice?: unknown; tools: unknown };
+      expect(summaryBody.tool_choice).toEqual(provider === "anthropic" ? { type: "none" } : "none");
+      expect(summaryBody.tools).toEqual((sent[0]!.body as { tools: unknown }).tools);
+      expect(sent.some((x) => x.eager_tool_call)).toBe(false);
+      const last = sent.filter((x) => x.matched === marker).at(-1)!;
+      expect(JSON.stringify(last.body)).toContain("LONG-SUMMARY");
+      expect(JSON.stringify(last.body)).not.toContain("toolu_long_read");
+    },
+    120_000,
+  );
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { MIN_SUMMARY_TOKENS, summaryRoom } from "../../src/planner/compaction.ts";
+import { MIN_SUMMARY_TOKENS, SUMMARY_ATTEMPTS, summaryRoom } from "../../src/planner/compaction.ts";
 import { summaryTokensFor } from "../../src/planner/context-budget.ts";
+import { workersAiPlanner } from "../../src/planner/models/workers-ai.ts";
 import { COMPACT_INSTRUCTION } from "../../src/planner/plan-mode/compaction-prompts.ts";
 import type { PlannerEnv } from "../../src/planner/port.ts";
 import { compactBoundaryOf, type Event, parentToolUseIdOf } from "../../src/protocol/index.ts";
@@ -128,8 +129,8 @@ describe.each(["anthropic", "openai"] as const)(
         SUMMARY_REQUEST,
         SESSION_REQUEST,
       ]);
-      // The summary request is the conversation as it stood, with the instruction last: the
-      // provider reads all of it but the instruction from its cache.
+      // The summary request is the conversation as it stood, with the instruction last (and tool
+      // calls forbidden, the tools still listed: their cached prefix stays).
       const before = sent[1]!.body as { messages: unknown[] };
       const summary = sent[2]!.body as { messages: unknown[] };
       expect(requestText(sent[2]!)).toContain(JSON.stringify(COMPACT_INSTRUCTION).slice(1, 60));
@@ -164,6 +165,135 @@ describe.each(["anthropic", "openai"] as const)(
       const output = 50 + 50 + 120 + 80 + 40 + 110 + 30;
       expect(port.usage).toEqual({ input_tokens: input, output_tokens: output });
       expect(port.cost).toBeCloseTo((input * 3 + output * 15 + 8_000 * 0.3) / 1e6, 10);
+    });
+
+    it("a model that calls a tool whenever it may still writes the summary: the summary request forbids tool calls, keeps the tools, and the session reaches plan_ready", async () => {
+      // Every reply comes from an eager model: a request that offers tools it may call gets a
+      // tool call, whatever text was scripted (the summary included).
+      const r = (x: Parameters<typeof reply>[1]) => ({
+        ...reply(provider, x),
+        eager_tool_use: true,
+      });
+      const lane = await LANES[provider]([
+        r({
+          match: SESSION_REQUEST,
+          usage: { input: 3_000, output: 50 },
+          content: [call("toolu_r1", "Read", { file_path: "src/billing/invoice.ts" })],
+        }),
+        r({
+          match: SESSION_REQUEST,
+          usage: { input: 2_000, output: 50, cacheRead: 8_000 },
+          content: [call("toolu_g1", "Grep", { pattern: "invoiceTotal" })],
+        }),
+        r({
+          match: SUMMARY_REQUEST,
+          usage: { input: 9_000, output: 120 },
+          content: [say("SUMMARY-EAGER: invoiceTotal adds tax without rounding.")],
+        }),
+        r({
+          match: SESSION_REQUEST,
+          usage: { input: 1_500, output: 80 },
+          content: [
+            call("toolu_w", "Write", { file_path: PLAN, content: DRAFT }),
+            call("toolu_exit", "ExitPlanMode", {}),
+          ],
+        }),
+      ]);
+      const port = new MemoryPort({ files: shopFixture(), facts: { planner: provider } });
+
+      const result = await runUntilStopped(
+        port,
+        { retry: FAST_RETRY },
+        20,
+        envOf(provider, lane, 12_000),
+      );
+      expect(port.ended?.message).toBeUndefined();
+      expect(result).toEqual({ next: "wait" });
+      expect(port.pendingWait()).toMatchObject({ kind: "plan", tool_use_id: "toolu_exit" });
+      expect(boundaries(port.listEvents())).toMatchObject([
+        { summary: expect.stringContaining("SUMMARY-EAGER") },
+      ]);
+
+      const sent = await lane.requests();
+      expect(sent.map((x) => x.matched)).toEqual([
+        SESSION_REQUEST,
+        SESSION_REQUEST,
+        SUMMARY_REQUEST,
+        SESSION_REQUEST,
+      ]);
+      expect(sent.some((x) => x.eager_tool_call)).toBe(false);
+      const bodies = sent.map((x) => x.body as { tools: unknown; tool_choice?: unknown });
+      // Only the summary request forbids tools; it lists the very same tools (cached prefix).
+      expect(bodies.map((b) => b.tool_choice)).toEqual([
+        undefined,
+        undefined,
+        provider === "anthropic" ? { type: "none" } : "none",
+        undefined,
+      ]);
+      for (const b of bodies) expect(b.tools).toEqual(bodies[0]!.tools);
+    });
+
+    it("asks a text-less summary once more, and ends saying so when the second is text-less too", async () => {
+      const r = (x: Parameters<typeof reply>[1]) => reply(provider, x);
+      const opening = () => [
+        r({
+          match: SESSION_REQUEST,
+          usage: { input: 3_000, output: 50 },
+          content: [call("toolu_r1", "Read", { file_path: "src/billing/invoice.ts" })],
+        }),
+        r({
+          match: SESSION_REQUEST,
+          usage: { input: 2_000, output: 50, cacheRead: 8_000 },
+          content: [call("toolu_g1", "Grep", { pattern: "invoiceTotal" })],
+        }),
+      ];
+      const empty = r({ match: SUMMARY_REQUEST, usage: { input: 9_000, output: 3 }, content: [] });
+
+      const retried = await LANES[provider]([
+        ...opening(),
+        empty,
+        r({
+          match: SUMMARY_REQUEST,
+          usage: { input: 9_000, output: 100 },
+          content: [say("SUMMARY-SECOND-TRY: the invoice code is read.")],
+        }),
+        r({ match: SESSION_REQUEST, content: [call("toolu_exit", "ExitPlanMode", {})] }),
+      ]);
+      const port = new MemoryPort({ files: shopFixture(), facts: { planner: provider } });
+      expect(
+        await runUntilStopped(port, { retry: FAST_RETRY }, 20, envOf(provider, retried, 12_000)),
+      ).toEqual({ next: "wait" });
+      expect(boundaries(port.listEvents())).toMatchObject([
+        { summary: expect.stringContaining("SUMMARY-SECOND-TRY") },
+      ]);
+      expect((await retried.requests()).map((x) => x.matched)).toEqual([
+        SESSION_REQUEST,
+        SESSION_REQUEST,
+        SUMMARY_REQUEST,
+        SUMMARY_REQUEST,
+        SESSION_REQUEST,
+      ]);
+      // Both summary calls were billed, so both count.
+      expect(port.usage.output_tokens).toBe(50 + 50 + 3 + 100 + 20);
+
+      const mute = await LANES[provider]([...opening(), empty, empty]);
+      const ended = new MemoryPort({ files: shopFixture(), facts: { planner: provider } });
+      expect(
+        await runUntilStopped(ended, { retry: FAST_RETRY }, 20, envOf(provider, mute, 12_000)),
+      ).toEqual({ next: "idle" });
+      expect(ended.ended).toMatchObject({
+        subtype: "error_during_execution",
+        message: expect.stringContaining(
+          `the model answered the summary request without any text ${SUMMARY_ATTEMPTS} times`,
+        ),
+      });
+      expect((await mute.requests()).map((x) => x.matched)).toEqual([
+        SESSION_REQUEST,
+        SESSION_REQUEST,
+        SUMMARY_REQUEST,
+        SUMMARY_REQUEST,
+      ]);
+      expect(boundaries(ended.listEvents())).toEqual([]);
     });
 
     it("ends with a clear error_during_execution when the session cannot fit even after compaction", async () => {
@@ -201,6 +331,64 @@ describe.each(["anthropic", "openai"] as const)(
     });
   },
 );
+
+describe("compaction on the workers-ai planner (an AI binding double)", () => {
+  it("offers no tools in the summary request, so a model that calls a tool whenever it may answers in text", async () => {
+    const sent: Record<string, unknown>[] = [];
+    const usage = (prompt: number, completion: number) => ({
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+    });
+    const replies: Record<string, unknown>[] = [
+      {
+        tool_calls: [{ name: "Read", arguments: { file_path: "src/billing/invoice.ts" } }],
+        usage: usage(3_000, 50),
+      },
+      // Reports 10,000 tokens of input: the next request would pass 9,600.
+      {
+        tool_calls: [{ name: "Grep", arguments: { pattern: "invoiceTotal" } }],
+        usage: usage(10_000, 50),
+      },
+      { response: "SUMMARY-WAI: invoiceTotal adds tax without rounding.", usage: usage(9_000, 90) },
+      {
+        tool_calls: [
+          { name: "Write", arguments: { file_path: PLAN, content: DRAFT } },
+          { name: "ExitPlanMode", arguments: {} },
+        ],
+        usage: usage(1_500, 60),
+      },
+    ];
+    // An eager model: offered tools, it calls the first one instead of writing text.
+    const ai = {
+      async run(_model: string, inputs: Record<string, unknown>) {
+        sent.push(inputs);
+        const next = replies.shift();
+        const tools = inputs.tools as { function: { name: string } }[] | undefined;
+        if (next && !next.tool_calls && tools && tools.length > 0) {
+          return {
+            tool_calls: [{ name: tools[0]!.function.name, arguments: {} }],
+            usage: next.usage,
+          };
+        }
+        return next;
+      },
+    };
+    const port = new MemoryPort({ files: shopFixture(), facts: { planner: "workers-ai" } });
+    const result = await runUntilStopped(
+      port,
+      { retry: FAST_RETRY, planner: workersAiPlanner({ AI: ai as unknown as Ai }) },
+      20,
+      { PLANPORT_CONTEXT_TOKENS: "12000" },
+    );
+    expect(port.ended?.message).toBeUndefined();
+    expect(result).toEqual({ next: "wait" });
+    expect(boundaries(port.listEvents())).toMatchObject([
+      { summary: expect.stringContaining("SUMMARY-WAI") },
+    ]);
+    expect(sent.map((inputs) => "tools" in inputs)).toEqual([true, true, false, true]);
+    expect(JSON.stringify(sent[2])).toContain(SUMMARY_REQUEST);
+  });
+});
 
 describe("the summary request", () => {
   it("fits the budget: the summary's room shrinks first, then the tool results are cut", () => {

@@ -221,6 +221,28 @@ describe("the workers-ai planner", () => {
   });
 });
 
+describe("a request that must be answered in text (a summary request)", () => {
+  const textOnly: ModelRequest = { ...request, toolChoice: "none" };
+
+  it("anthropic and openai keep the tools and forbid calling them; a normal request sets no choice", () => {
+    const anthropic = anthropicRequestBody("claude-test", textOnly);
+    expect(anthropic.tool_choice).toEqual({ type: "none" });
+    expect(anthropic.tools).toEqual(anthropicRequestBody("claude-test", request).tools);
+    expect(anthropicRequestBody("claude-test", request)).not.toHaveProperty("tool_choice");
+    const openai = openaiRequestBody("gpt-test", textOnly);
+    expect(openai.tool_choice).toBe("none");
+    expect(openai.tools).toEqual(openaiRequestBody("gpt-test", request).tools);
+    expect(openaiRequestBody("gpt-test", request)).not.toHaveProperty("tool_choice");
+  });
+
+  it("workers-ai offers no tools at all (the binding has no tool choice)", () => {
+    const inputs = workersAiInputs(textOnly);
+    expect(inputs).not.toHaveProperty("tools");
+    // The conversation is the same: earlier calls and results are still replayed.
+    expect(inputs.messages).toEqual(workersAiInputs(request).messages);
+  });
+});
+
 describe("the scripted planner", () => {
   it("replays by the number of replies so far, assigns ids, and ends the turn when the script runs out", async () => {
     const planner = scriptedPlanner([

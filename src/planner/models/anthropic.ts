@@ -96,6 +96,9 @@ export function anthropicRequestBody(
       input_schema: t.input_schema,
     })),
     system: [{ type: "text", text: request.system, cache_control: EPHEMERAL }],
+    // Forbids tool use with the tools still listed: the tools and system prompt are read from
+    // the cache as usual (a changed tool_choice only makes the messages uncached).
+    ...(request.toolChoice === "none" && { tool_choice: { type: "none" } }),
     messages,
   };
 }

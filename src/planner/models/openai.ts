@@ -121,6 +121,8 @@ export function openaiRequestBody(model: string, request: ModelRequest): Record<
       type: "function",
       function: { name: t.name, description: t.description, parameters: t.input_schema },
     })),
+    // The tools stay listed (the same prompt prefix as every other request of the session).
+    ...(request.toolChoice === "none" && { tool_choice: "none" }),
   };
 }
 

@@ -44,6 +44,12 @@ export interface ModelRequest {
   messages: readonly ModelMessage[];
   maxOutputTokens: number;
   /**
+   * `"none"`: the reply must be text, never a tool call (a summary request). The tools stay in
+   * the request where the provider can forbid calling them (Anthropic, OpenAI-compatible), so
+   * the cached prefix that starts with them still matches; absent, the model may call them.
+   */
+  toolChoice?: "none";
+  /**
    * The user's answers to tool calls as data, by tool_use_id: the same the messages carry as
    * prose, for planners that do not read prose (the offline planner).
    */

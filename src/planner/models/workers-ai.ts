@@ -49,7 +49,8 @@ export function workersAiPlanner(env: PlannerEnv): Planner {
 }
 
 /**
- * The binding's inputs for a conversation: function tools, calls replayed as JSON, results as `tool` messages.
+ * The binding's inputs for a conversation: function tools (none when the reply must be text),
+ * calls replayed as JSON, results as `tool` messages.
  *
  * @example
  * await env.AI.run(WORKERS_AI_MODEL, workersAiInputs(request));
@@ -88,10 +89,14 @@ export function workersAiInputs(request: ModelRequest): Record<string, unknown> 
   }
   return {
     messages,
-    tools: request.tools.map((t) => ({
-      type: "function",
-      function: { name: t.name, description: t.description, parameters: t.input_schema },
-    })),
+    // The binding has no tool_choice: a request that must be answered in text offers no tools
+    // (it has no prompt cache to keep either).
+    ...(request.toolChoice !== "none" && {
+      tools: request.tools.map((t) => ({
+        type: "function",
+        function: { name: t.name, description: t.description, parameters: t.input_schema },
+      })),
+    }),
     max_tokens: Math.min(WORKERS_AI_MAX_TOKENS, request.maxOutputTokens),
   };
 }
