@@ -1,13 +1,17 @@
 import { Marked, type Tokens } from "marked";
 import { markedTerminal } from "marked-terminal";
-import { terminalText } from "./terminal-text.ts";
+import { directionControlsIn, directionWarning } from "../src/protocol/index.ts";
+import { visibleFormatCharacters, withoutTerminalControls } from "./terminal-text.ts";
 
 /**
  * The plan as the terminal review shows it: markdown rendered by marked + marked-terminal
  * (headings, lists, code blocks, tables), reflowed to the terminal's width. The plan is the
  * model's text, so it is neutralised twice: its control characters go before rendering
  * (terminal-text.ts — no escape sequence of the plan's reaches the renderer), and after it
- * only the renderer's own colours (SGR) may remain — no hyperlink, title or cursor sequence.
+ * only the renderer's own colours (SGR) may remain — no hyperlink, title or cursor sequence —
+ * and the invisible format characters are shown where they are printed: marked decodes
+ * `&#x202E;` into a bidi override, so hiding them before parsing cannot be enough. Each hidden
+ * text-direction character is printed as its mark (`⟨U+202E⟩`), under a warning that counts them.
  */
 
 /** Narrower than this, reflowing makes every word a line; wider, lines get hard to read. */
@@ -93,13 +97,14 @@ export function renderWidth(columns: number | undefined): number {
 }
 
 /**
- * Renders plan markdown for a terminal `width` columns wide.
+ * Renders plan markdown for a terminal `width` columns wide, below a warning when it holds
+ * hidden text-direction characters.
  *
  * @example
  * renderPlan("# Add OAuth\n\n1. Add the route", 80) // → "\x1b[…m# Add OAuth\x1b[…m\n\n  1. Add the route\n" (colours when the terminal has them)
  */
 export function renderPlan(markdown: string, width: number): string {
-  const source = terminalText(markdown.replace(/\t/g, TAB_SPACES));
+  const source = withoutTerminalControls(markdown.replace(/\t/g, TAB_SPACES));
   const marked = new Marked(markedTerminal({ width, reflowText: true, emoji: false, tab: 2 }), {
     renderer: {
       // marked-terminal writes links as OSC 8 hyperlinks where the terminal supports them,
@@ -113,11 +118,13 @@ export function renderPlan(markdown: string, width: number): string {
       },
     },
   });
-  const rendered = marked.parse(source, { async: false });
-  return wrapToWidth(
-    onlyStyling(rendered)
+  const rendered = onlyStyling(marked.parse(source, { async: false }));
+  const plan = wrapToWidth(
+    visibleFormatCharacters(rendered)
       .replace(/\n{3,}/g, "\n\n")
       .trimEnd(),
     width,
   );
+  const warning = directionWarning(directionControlsIn(rendered));
+  return warning === null ? plan : `${wrapToWidth(`warning: ${warning}`, width)}\n\n${plan}`;
 }

@@ -16,3 +16,4 @@ export * from "./review-state.ts";
 export * from "./session.ts";
 export * from "./snapshot-manifest.ts";
 export * from "./snapshot-rules.ts";
+export * from "./text-direction.ts";

@@ -1,4 +1,5 @@
 import { MAX_APPROVABLE_PLAN_CHARS } from "../protocol/index.ts";
+import { directionNote } from "./direction-marks.ts";
 import { type GroupMemberView, groupView } from "./group-view.ts";
 import { html, PAGE_HEAD_META, rawElementText, type SafeHtml } from "./html.ts";
 import { renderPlanMarkdown } from "./markdown.ts";
@@ -23,7 +24,7 @@ export interface ComparePageInput extends ReviewData {
  *
  * @example
  * const page = renderComparePage({ ...loaded, nonce });
- * return new Response(page, { headers: reviewHeaders(nonce) });
+ * return new Response(showDirectionControlsInHtml(page), { headers: reviewHeaders(nonce) });
  */
 export function renderComparePage(input: ComparePageInput): string {
   const group = groupView(input);
@@ -55,15 +56,14 @@ ${body}
 
 function memberColumn(m: GroupMemberView, index: number): SafeHtml {
   const headingId = `compare-${index + 1}`;
-  const plan =
-    m.plan === null
-      ? html`<p class="hint">No plan yet.</p>`
-      : renderPlanMarkdown(m.plan.slice(0, MAX_APPROVABLE_PLAN_CHARS)).html;
+  const rendered =
+    m.plan === null ? null : renderPlanMarkdown(m.plan.slice(0, MAX_APPROVABLE_PLAN_CHARS));
   return html`<section class="plan compare-column" aria-labelledby="${headingId}">
 <div class="plan-meta">
 <h2 id="${headingId}"><a href="${m.reviewUrl}" data-sibling="${m.id}">${m.title}</a>${m.self ? html` <span class="chip">this plan</span>` : ""}</h2>
 <p>${m.planner}${m.variant ? ` · ${m.variant}` : ""} · ${m.phaseLabel}${m.revision > 0 ? ` · revision ${m.revision}` : ""}${m.cost ? ` · ${m.cost}` : ""}${m.verdict ? html` · <span class="verdict verdict-${m.verdict}">${m.verdict}</span>` : ""}</p>
 </div>
-<article class="plan-body">${plan}</article>
+${rendered ? directionNote(rendered.directionControls) : ""}
+<article class="plan-body">${rendered ? rendered.html : html`<p class="hint">No plan yet.</p>`}</article>
 </section>`;
 }

@@ -1,4 +1,5 @@
 import markdownIt, { type MarkdownIt, type Token } from "markdown-it";
+import { directionControlsIn } from "../protocol/index.ts";
 import { escapeHtml, SafeHtml } from "./html.ts";
 
 /**
@@ -11,7 +12,10 @@ import { escapeHtml, SafeHtml } from "./html.ts";
  * - images are never loaded (the page's CSP forbids remote images anyway): an image becomes a
  *   link labelled with its alt text, so the reader still sees what the plan pointed at;
  * - external links open in a new tab without an opener or a referrer (the review key is in the
- *   page URL).
+ *   page URL);
+ * - hidden text-direction characters pass through as they are (markdown-it decodes `&#x202E;`
+ *   into one): the route shows every one as a visible mark (direction-marks.ts), and
+ *   `directionControls` says how many the plan's rendering holds, for the warning above it.
  */
 
 /** One heading of the plan, for the outline sidebar. */
@@ -25,6 +29,8 @@ export interface OutlineEntry {
 export interface RenderedPlan {
   html: SafeHtml;
   outline: OutlineEntry[];
+  /** The hidden text-direction characters the rendering holds, entities decoded (one per mark shown). */
+  directionControls: string[];
 }
 
 /**
@@ -149,5 +155,10 @@ export function renderPlanMarkdown(markdown: string): RenderedPlan {
     token.attrSet("id", id);
     outline.push({ level: Number(token.tag.slice(1)), text: text || "(untitled section)", id });
   });
-  return { html: new SafeHtml(renderer.renderer.render(tokens, renderer.options, env)), outline };
+  const rendered = renderer.renderer.render(tokens, renderer.options, env);
+  return {
+    html: new SafeHtml(rendered),
+    outline,
+    directionControls: directionControlsIn(rendered),
+  };
 }

@@ -5,10 +5,11 @@ import {
   type Session,
 } from "../protocol/index.ts";
 import { changesView } from "./changes.ts";
+import { directionNote } from "./direction-marks.ts";
 import { groupView } from "./group-view.ts";
 import { historyRegion } from "./history.ts";
 import { html, PAGE_HEAD_META, rawElementText, type SafeHtml } from "./html.ts";
-import { type OutlineEntry, renderPlanMarkdown } from "./markdown.ts";
+import { type OutlineEntry, type RenderedPlan, renderPlanMarkdown } from "./markdown.ts";
 import { type NextStep, nextSteps } from "./next-steps.ts";
 import {
   commentsPanel,
@@ -84,7 +85,7 @@ function renderRegions(input: RegionsInput): RenderedRegions {
     outline: outlineRegion(rendered?.outline ?? []),
     plan: planRegion(
       plan,
-      rendered?.html ?? null,
+      rendered,
       session.phase === "running" || session.phase === "needs_input",
     ),
     history: historyRegion({
@@ -114,11 +115,12 @@ ${transcriptPanel(transcriptEntries(events, input.decisions))}`,
 }
 
 /**
- * Renders the whole review page. Pure: the same input gives the same page.
+ * Renders the whole review page. Pure: the same input gives the same page. The route sends it
+ * through `showDirectionControlsInHtml` (direction-marks.ts), as every review document.
  *
  * @example
  * const page = renderReviewPage({ session, plan, events, nonce: newNonce(), now: Date.now() });
- * return new Response(page, { headers: reviewHeaders(nonce) });
+ * return new Response(showDirectionControlsInHtml(page), { headers: reviewHeaders(nonce) });
  */
 export function renderReviewPage(input: ReviewPageInput): string {
   const { session, nonce } = input;
@@ -231,7 +233,11 @@ ${shown.length === 0 ? html`<p class="hint">The plan has no headings yet.</p>` :
 </nav>`;
 }
 
-function planRegion(plan: PlanFile | null, rendered: SafeHtml | null, planning: boolean): SafeHtml {
+function planRegion(
+  plan: PlanFile | null,
+  rendered: RenderedPlan | null,
+  planning: boolean,
+): SafeHtml {
   if (!plan || !rendered) {
     const empty = planning
       ? "No plan yet. The planner writes it while it researches; it appears here by itself."
@@ -248,6 +254,7 @@ function planRegion(plan: PlanFile | null, rendered: SafeHtml | null, planning: 
 <p><span>revision ${plan.revision}</span>${plan.edited_by_user ? html` · <span class="edited">edited by you</span>` : ""} · <code>${plan.path}</code></p>
 </div>
 ${tooLarge ? html`<p class="warning" role="note">The plan is too large to review in full: it has ${plan.content.length.toLocaleString("en-US")} characters, and only the first ${MAX_APPROVABLE_PLAN_CHARS.toLocaleString("en-US")} are shown.</p>` : ""}
-<article id="plan-body" class="plan-body" tabindex="-1">${rendered}</article>
+${directionNote(rendered.directionControls)}
+<article id="plan-body" class="plan-body" tabindex="-1">${rendered.html}</article>
 </section>`;
 }

@@ -1,5 +1,11 @@
-import { type PlanFile, personText, type Suggestion } from "../protocol/index.ts";
+import {
+  directionControlsIn,
+  type PlanFile,
+  personText,
+  type Suggestion,
+} from "../protocol/index.ts";
 import { type ChangesView, renderChanges } from "./changes.ts";
+import { exactTextAttribute } from "./direction-marks.ts";
 import type { GroupView } from "./group-view.ts";
 import { html, type SafeHtml } from "./html.ts";
 import type { TranscriptEntry } from "./transcript.ts";
@@ -55,11 +61,13 @@ export function questionPanel(view: QuestionView | null): SafeHtml {
     const type = q.multiSelect ? "checkbox" : "radio";
     const options = q.options.map(
       (o, oi) => html`<div class="option">
-<input type="${type}" name="${name}" id="${name}-o${oi}" value="${o.label}">
+<input type="${type}" name="${name}" id="${name}-o${oi}" value="${exactTextAttribute(o.label)}">
 <label for="${name}-o${oi}">${o.label}${o.description ? html`<span class="option-description">${o.description}</span>` : ""}</label>
 </div>`,
     );
-    return html`<fieldset class="question" data-question-text="${q.question}" data-multi="${q.multiSelect ? "true" : "false"}">
+    // The question and option texts the script sends back are JSON (direction-marks.ts): the
+    // answer is keyed by the exact question text, which the page shows with visible marks.
+    return html`<fieldset class="question" data-question="${exactTextAttribute(q.question)}" data-multi="${q.multiSelect ? "true" : "false"}">
 <legend>${q.header ? html`<span class="chip">${q.header}</span> ` : ""}${q.question}</legend>
 ${q.multiSelect ? html`<p class="hint">Choose one or more.</p>` : ""}
 ${options}
@@ -117,7 +125,7 @@ export function decisionPanel(view: DecisionView | null, plan: PlanFile | null):
 <label for="plan-editor">The plan (markdown)</label>
 <textarea id="plan-editor" rows="18" spellcheck="false" aria-describedby="plan-editor-hint">
 ${plan?.content ?? ""}</textarea>
-<p class="hint" id="plan-editor-hint">If you change the plan here, the edited plan is the one approved, and it is marked as edited by you.</p>
+<p class="hint" id="plan-editor-hint">If you change the plan here, the edited plan is the one approved, and it is marked as edited by you.${editorDirectionHint(plan)}</p>
 </details>`;
   return html`<section data-region="decision" data-key="${view.toolUseId}" class="panel panel-attention" aria-labelledby="decision-heading">
 <h2 id="decision-heading">Your decision</h2>
@@ -140,6 +148,21 @@ ${teleportReason}
 </fieldset>
 </form>
 </section>`;
+}
+
+/**
+ * What the editor does with hidden text-direction characters: it shows them as marks, like the
+ * plan above it, and an edit sends what it shows. Restoring the controls from the marks would
+ * hand back characters the reader never saw, and could not tell a mark the planner typed as
+ * text from one that stood for a control; so the edited plan keeps the marks as visible text,
+ * and the way to keep the planner's text byte for byte is to approve without editing.
+ */
+function editorDirectionHint(plan: PlanFile | null): string {
+  const count = directionControlsIn(plan?.content ?? "").length;
+  if (count === 0) return "";
+  const characters =
+    count === 1 ? "1 hidden text-direction character" : `${count} hidden text-direction characters`;
+  return ` The plan text holds ${characters}; the editor shows each as a mark such as ⟨U+202E⟩. An edited plan is approved as the editor shows it: the marks stay as visible text and the hidden characters are gone. Approve without editing to keep the planner's text exactly as written.`;
 }
 
 /**

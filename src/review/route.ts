@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { type Failure, type Result, SESSION_ID_PATTERN } from "../protocol/index.ts";
 import { renderComparePage } from "./compare.ts";
 import { diagramFramePage } from "./diagram-frame.ts";
+import { showDirectionControlsInHtml } from "./direction-marks.ts";
 import { notFoundPage, unavailablePage } from "./error-page.ts";
 import { diagramHeaders, newNonce, reviewHeaders } from "./headers.ts";
 import { renderReviewPage, renderReviewRegions } from "./page.ts";
@@ -78,26 +79,36 @@ export function reviewRoutes<Bindings extends object>(
     );
     if (c.req.query("compare") === "1") {
       const nonce = newNonce();
-      const page = renderComparePage({ ...loaded.value, nonce });
-      return new Response(page, { status: 200, headers: reviewHeaders(nonce) });
+      return htmlPage(renderComparePage({ ...loaded.value, nonce }), 200, nonce);
     }
     if (c.req.query("part") === "regions") {
       const regions = renderReviewRegions({ ...loaded.value, now: Date.now(), revisionQuery });
-      return new Response(regions, { status: 200, headers: reviewHeaders() });
+      return htmlPage(regions, 200);
     }
     const nonce = newNonce();
     const page = renderReviewPage({ ...loaded.value, nonce, now: Date.now(), revisionQuery });
-    return new Response(page, { status: 200, headers: reviewHeaders(nonce) });
+    return htmlPage(page, 200, nonce);
   });
   return app;
 }
 
+/**
+ * Every review document leaves through here: the one place its hidden text-direction
+ * characters become visible marks (direction-marks.ts), whichever part of it produced them.
+ */
+function htmlPage(document: string, status: number, nonce?: string): Response {
+  return new Response(showDirectionControlsInHtml(document), {
+    status,
+    headers: reviewHeaders(nonce),
+  });
+}
+
 function notFound(): Response {
-  return new Response(notFoundPage(), { status: 404, headers: reviewHeaders() });
+  return htmlPage(notFoundPage(), 404);
 }
 
 function unavailable(error: { status: number; message: string }): Response {
   // Only statuses that describe the request or the server pass through; the page is never a 200.
   const status = error.status >= 400 && error.status <= 599 ? error.status : 500;
-  return new Response(unavailablePage(error.message), { status, headers: reviewHeaders() });
+  return htmlPage(unavailablePage(error.message), status);
 }

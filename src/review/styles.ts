@@ -82,6 +82,7 @@ button[aria-busy="true"] { opacity: .7; cursor: progress; }
 .actions button { margin: .25rem 0; }
 .unavailable { color: var(--muted); font-size: .92rem; margin: .4rem 0; }
 .warning { background: var(--attention-wash); border-left: 4px solid var(--attention); padding: .5rem .75rem; margin: 0 0 1rem; }
+.direction-mark { display: inline-block; font: 600 .8em/1.3 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; color: var(--danger); background: #fdecea; border: 1px solid var(--danger); border-radius: 3px; padding: 0 .15em; margin: 0 .05em; unicode-bidi: isolate; direction: ltr; }
 .hint { color: var(--muted); font-size: .9rem; margin: .3rem 0; }
 .form-error { color: var(--danger); font-weight: 600; margin: .5rem 0 0; }
 .form-error:empty { display: none; }

@@ -67,7 +67,7 @@ describe("planport status: plan adherence", { timeout: 60_000 }, () => {
     expect(code, stderr).toBe(0);
     expect(stdout.search(UNSAFE)).toBe(-1);
     expect(stdout).toMatch(
-      /^adherence {3}2 files changed as planned, 1 not in the plan: src\/x\.ts$/m,
+      /^adherence {3}2 files changed as planned, 1 not in the plan: src\/x⟨U\+202E⟩\.ts$/m,
     );
   });
 

@@ -15,7 +15,8 @@ import { isolatedHome, ndjson, runCli } from "./run-cli.ts";
  * review link, a server error message and a session's final message that carry terminal escape
  * sequences (window title, screen clear, hyperlinks) and bidi overrides. Nothing the CLI writes,
  * on stdout or stderr, may contain ESC, BEL, another control character but newline, or a bidi or
- * invisible format character; `--json` output still parses to exactly what the server sent.
+ * invisible format character (a bidi override shows as its mark, `⟨U+202E⟩`); `--json` output
+ * still parses to exactly what the server sent.
  */
 
 const ESC = "\x1b";
@@ -54,7 +55,7 @@ describe("text from the server never reaches the terminal raw", { timeout: 60_00
     expectSafe(stderr, "list (stderr)");
     const lines = stdout.trimEnd().split("\n");
     expect(lines).toHaveLength(2);
-    expect(lines[1]).toContain("Fix login for real xxx");
+    expect(lines[1]).toContain("Fix login⟨U+202E⟩ for real xxx");
     expect(lines[1]).toContain(`review/${FAKE_SESSION_ID}?key=k`);
   });
 
@@ -64,7 +65,7 @@ describe("text from the server never reaches the terminal raw", { timeout: 60_00
     });
     expect(code).toBe(0);
     expectSafe(stdout, "status");
-    expect(stdout).toMatch(/^title +Fix login for real x+ second line$/m);
+    expect(stdout).toMatch(/^title +Fix login⟨U\+202E⟩ for real x+ second line$/m);
   });
 
   it("list --json and status --json stay exact JSON, with the unsafe characters escaped", async () => {

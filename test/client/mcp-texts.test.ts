@@ -73,7 +73,7 @@ describe("wait_for_plan's answer", () => {
     );
   });
 
-  it("a teleported plan loses its escape sequences and bidi overrides but keeps its lines", () => {
+  it("a teleported plan loses its escape sequences, shows its bidi overrides as marks and keeps its lines", () => {
     const r = waitResultText({
       kind: "teleport",
       session,
@@ -81,7 +81,7 @@ describe("wait_for_plan's answer", () => {
       rejectCount: 0,
       planFile: null,
     });
-    expect(text(r)).toContain("<plan>\n# Plan\n\n- step one\n- two\n</plan>");
+    expect(text(r)).toContain("<plan>\n# Plan\n\n- step⟨U+202E⟩ one\n- two\n</plan>");
     expect(text(r)).not.toContain("A copy is saved");
     expect(text(r)).toContain("(teleported).");
   });

@@ -78,6 +78,41 @@ describe("renderPlan", () => {
     expect(plain(out)).toContain("cleared");
   });
 
+  it("shows every hidden text-direction character as its mark, entity-encoded ones included, under a warning that counts them", () => {
+    // marked decodes `&#x202E;` and `&#8238;` after the plan's own control characters were
+    // handled: in text, table cells, link text and headings alike.
+    const trojan = [
+      "## St&#x2066;ep one",
+      "",
+      "Run `rm -rf build/\u2067gol.*` then rm -rf build/&#x202E;gol.* and \u202eraw.",
+      "",
+      "| file | note |",
+      "|---|---|",
+      "| a&#8238;b | [li&#x202E;nk](https://x.test/docs) |",
+      "",
+      "```sh",
+      "echo \u2069 done",
+      "```",
+      "",
+      "A literal `&#x202e;` in code stays text.",
+    ].join("\n");
+    const out = plain(renderPlan(trojan, 80));
+    expect(out).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+    expect(out.startsWith("warning: ")).toBe(true);
+    expect(out.replace(/\s+/g, " ")).toContain(
+      "warning: This plan contains 7 hidden text-direction characters, shown as ⟨U+2066⟩ (left-to-right isolate), ⟨U+2067⟩ (right-to-left isolate), ⟨U+202E⟩ (right-to-left override) and ⟨U+2069⟩ (pop directional isolate).",
+    );
+    expect(out).toContain("St⟨U+2066⟩ep one");
+    expect(out).toContain("rm -rf build/⟨U+2067⟩gol.*");
+    expect(out).toContain("rm -rf build/⟨U+202E⟩gol.* and ⟨U+202E⟩raw.");
+    expect(out).toContain("a⟨U+202E⟩b");
+    expect(out).toContain("li⟨U+202E⟩nk (https://x.test/docs)");
+    expect(out).toContain("echo ⟨U+2069⟩ done");
+    expect(out).toContain("A literal &#x202e; in code stays text.");
+    // A plan without any has no warning.
+    expect(plain(renderPlan("# Plan\n\nNothing hidden.", 80))).not.toContain("warning");
+  });
+
   it("keeps tabs as spaces", () => {
     expect(plain(renderPlan("```\n\tindented\n```", 80))).toMatch(/ {4}indented/);
   });

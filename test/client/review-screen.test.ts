@@ -130,10 +130,10 @@ describe("reviewScreen: header and question", () => {
           input: {
             questions: [
               {
-                question: "Which\x1b[31m provider?",
+                question: "Which\x1b[31m provider?\u2067",
                 header: "Auth",
                 options: [
-                  { label: "Git\x9b2JHub", description: "the \x1b]8;;http://evil\x07link" },
+                  { label: "Git\x9b2JHub\u202e", description: "the \x1b]8;;http://evil\x07link" },
                 ],
               },
             ],
@@ -142,14 +142,15 @@ describe("reviewScreen: header and question", () => {
       }),
       plan: null,
     });
-    expect(screen.header[0]).toBe("planport review · Add OAuth");
+    // Hidden text-direction characters are shown as marks; the answer's key and value stay exact.
+    expect(screen.header[0]).toBe("planport review · Add OAuth⟨U+202E⟩");
     const q = screen.question?.prompts[0];
     expect(screen.question?.toolUseId).toBe("toolu_q");
     // The key is the question exactly as asked: the answer is filed under it.
-    expect(q?.key).toBe("Which\x1b[31m provider?");
-    expect(q?.text).toBe("Auth: Which provider?");
-    expect(q?.options.map((o) => o.label)).toEqual(["GitHub", "Other"]);
-    expect(q?.options[0]?.value).toBe("Git\x9b2JHub");
+    expect(q?.key).toBe("Which\x1b[31m provider?\u2067");
+    expect(q?.text).toBe("Auth: Which provider?⟨U+2067⟩");
+    expect(q?.options.map((o) => o.label)).toEqual(["GitHub⟨U+202E⟩", "Other"]);
+    expect(q?.options[0]?.value).toBe("Git\x9b2JHub\u202e");
     expect(q?.options[0]?.hint).toBe("the link");
     expect(q?.options.at(-1)?.value).toBe(OTHER);
     expect(screen.choices.map((c) => c.value)).toEqual(["stop"]);

@@ -71,8 +71,17 @@ describe("terminalText removes control and invisible characters", () => {
   });
 
   it.each([
-    ["LRE/RLE/PDF/LRO/RLO", "\u202a\u202b\u202c\u202d\u202e"],
-    ["LRI/RLI/FSI/PDI", "\u2066\u2067\u2068\u2069"],
+    [
+      "LRE/RLE/PDF/LRO/RLO",
+      "\u202a\u202b\u202c\u202d\u202e",
+      "⟨U+202A⟩⟨U+202B⟩⟨U+202C⟩⟨U+202D⟩⟨U+202E⟩",
+    ],
+    ["LRI/RLI/FSI/PDI", "\u2066\u2067\u2068\u2069", "⟨U+2066⟩⟨U+2067⟩⟨U+2068⟩⟨U+2069⟩"],
+  ])("shows each hidden text-direction character (%s) as its mark", (_name, chars, marks) => {
+    expect(terminalText(`ad${chars}min`)).toBe(`ad${marks}min`);
+  });
+
+  it.each([
     ["LRM/RLM/ALM", "\u200e\u200f\u061c"],
     ["zero-width space, word joiner, invisible operators", "\u200b\u2060\u2061\u2062\u2063\u2064"],
     ["BOM / zero-width no-break space", "\ufeff"],
@@ -114,7 +123,7 @@ describe("terminalLine", () => {
   });
 
   it("is sanitised too", () => {
-    expect(terminalLine(`${ESC}]0;x${BEL}Add${ESC}[2J login\u202e`)).toBe("Add login");
+    expect(terminalLine(`${ESC}]0;x${BEL}Add${ESC}[2J login\u202e`)).toBe("Add login⟨U+202E⟩");
   });
 });
 

@@ -141,7 +141,7 @@ describe("watchRows", () => {
     );
     const joined = rows.flat().join(" ");
     expect(joined).not.toMatch(/[\p{Cc}\p{Cf}]/u);
-    expect(rows[0]?.[1]).toBe("fix login now");
+    expect(rows[0]?.[1]).toBe("fix login now⟨U+202E⟩");
     expect(rows[0]?.[5]).toBe("offline");
   });
 

@@ -16,6 +16,7 @@ import { buildSnapshot } from "../../local-client/snapshot.ts";
 import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
 import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
 import { isolatedHome, PLANPORT_BIN, runCli } from "../client/run-cli.ts";
+import { TROJAN_PLAN, TROJAN_PLAN_CONTROLS } from "../worker/review-fixtures.ts";
 
 /**
  * `planport review` in a real pseudo-terminal: the CLI runs inside tmux (100×40) against
@@ -73,18 +74,24 @@ async function sessionWithPlan(): Promise<{ id: string; call: string }> {
   return { id: session.id, call: await waitForPlan(api, session.id) };
 }
 
-/** Starts `planport review <id>` in a detached tmux window; its exit code lands in a file. */
+/**
+ * Starts `planport review <id>` in a detached tmux window; its exit code lands in a file. With
+ * `recordTo`, every byte the CLI writes to the terminal is copied to that file too (tmux
+ * pipe-pane, attached before the CLI starts).
+ */
 function startReview(
   name: string,
   id: string,
   extra: string[] = [],
   extraEnv: Record<string, string> = {},
   token = TOKEN,
+  recordTo?: string,
 ) {
   const home = isolatedHome();
   Object.assign(home.env, extraEnv);
   const dir = mkdtempSync(join(tmpdir(), "planport-review-run-"));
   const exitFile = join(dir, "exit");
+  const goFile = join(dir, "go");
   const script = join(dir, "run.sh");
   const env = Object.entries(home.env)
     .filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
@@ -107,11 +114,16 @@ function startReview(
   ]
     .map(shellQuote)
     .join(" ");
+  const waitForGo = recordTo ? `while [ ! -e ${shellQuote(goFile)} ]; do sleep 0.1; done\n` : "";
   writeFileSync(
     script,
-    `${env}\nexport TERM=xterm-256color\ncd ${shellQuote(repo)}\n${argv}\necho $? > ${shellQuote(exitFile)}\nsleep 600\n`,
+    `${env}\nexport TERM=xterm-256color\ncd ${shellQuote(repo)}\n${waitForGo}${argv}\necho $? > ${shellQuote(exitFile)}\nsleep 600\n`,
   );
   tmux("new-session", "-d", "-x", "100", "-y", "40", "-s", name, `bash ${shellQuote(script)}`);
+  if (recordTo) {
+    tmux("pipe-pane", "-t", name, `cat >> ${shellQuote(recordTo)}`);
+    writeFileSync(goFile, "");
+  }
   const screen = () => tmux("capture-pane", "-p", "-J", "-t", name, "-S", "-", "-E", "-");
   const waitFor = async (test: (s: string) => boolean, what: string, timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs;
@@ -335,11 +347,41 @@ describe("planport review in a pseudo-terminal (tmux, offline planner)", () => {
     const screen = await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
     expect(screen).toMatch(/^# Plan heading$/m);
     expect(screen).toContain("step click here");
-    expect(screen).toContain("esrever and concealed text");
+    expect(screen).toContain("⟨U+202E⟩esrever⟨U+202C⟩ and concealed text");
     expect(screen).toContain("docs (http://docs.test/x)");
     expect(screen).not.toContain("pwned");
     expect(screen).not.toContain("evil.test");
     expect(tmux("display-message", "-p", "-t", "hostile", "#{pane_title}")).not.toContain("pwned");
+    run.keys("C-c");
+    expect(await run.exitCode()).toBe(130);
+  }, 240_000);
+
+  it("a plan with hidden text-direction characters shows each as a mark under a warning, and none reaches the terminal", async () => {
+    const session = await api.createSession({
+      prompt: "plan it",
+      title: "Clean up build/\u202egol.*",
+      planner: "scripted",
+      seed_plan: TROJAN_PLAN,
+      script: [{ content: [{ type: "tool_use", name: "ExitPlanMode", input: {} }] }],
+    });
+    await waitForPlan(api, session.id);
+    const recorded = join(mkdtempSync(join(tmpdir(), "planport-review-bytes-")), "tty.out");
+    const run = startReview("trojan", session.id, [], {}, TOKEN, recorded);
+    const screen = await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
+    const flat = screen.replace(/\s+/g, " ");
+    // The terminal prints a link's text and target, not its title: one control fewer is shown.
+    expect(flat).toContain(
+      `warning: This plan contains ${TROJAN_PLAN_CONTROLS - 1} hidden text-direction characters, shown as ⟨U+202E⟩ (right-to-left override), ⟨U+2066⟩ (left-to-right isolate) and ⟨U+2069⟩ (pop directional isolate).`,
+    );
+    expect(screen).toContain("planport review · Clean up build/⟨U+202E⟩gol.*");
+    expect(screen).toContain("rm -rf build/⟨U+202E⟩gol.* and ⟨U+202E⟩x.");
+    expect(screen).toContain("St⟨U+2066⟩ep one");
+    expect(screen).toContain("li⟨U+202E⟩nk (https://x.test/docs)");
+    expect(screen).toContain("echo ⟨U+2069⟩ done");
+    // What the CLI wrote to the terminal, byte for byte: not one direction control.
+    const bytes = readFileSync(recorded, "utf8");
+    expect(bytes).toContain("⟨U+202E⟩");
+    expect(bytes).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
     run.keys("C-c");
     expect(await run.exitCode()).toBe(130);
   }, 240_000);

@@ -266,3 +266,50 @@ export function hostilePlan(): string {
     "[docs](https://example.com/docs) and [mail](mailto:dev@example.com) and [anchor](#sec-safe-links)",
   ].join("\n\n");
 }
+
+/**
+ * A plan built to read as something else (Trojan Source): hidden text-direction characters,
+ * raw and as the entities markdown decodes (`&#x202E;`, `&#8238;`), in a heading, a code span,
+ * running text, a table cell, a link's text and title, and a code block. A code span's
+ * `&#x202e;` is literal text, not a control. Its rendering holds {@link TROJAN_PLAN_CONTROLS}.
+ */
+export const TROJAN_PLAN = [
+  "# Clean up &#x202E;gol.* files",
+  "",
+  "## St\u2066ep one",
+  "",
+  "Run `rm -rf build/\u202egol.*`, that is rm -rf build/&#x202E;gol.* and &#8238;x.",
+  "",
+  "| file | note |",
+  "|---|---|",
+  '| a&#8238;b | [li&#x202E;nk](https://x.test/docs "ti&#x202e;tle") |',
+  "",
+  "```sh",
+  "echo \u2069 done",
+  "```",
+  "",
+  "A literal `&#x202e;` in code stays text.",
+  "",
+].join("\n");
+
+/** The hidden text-direction characters {@link TROJAN_PLAN}'s rendering holds. */
+export const TROJAN_PLAN_CONTROLS = 9;
+
+/** A question whose text and option labels hold hidden text-direction characters. */
+export const TROJAN_QUESTION = {
+  questions: [
+    {
+      question: "Delete build/\u202egol.* now?",
+      header: "Clean\u2067up",
+      multiSelect: false,
+      options: [
+        { label: "Yes, delete \u202egol.*", description: "runs rm\u2066 -rf" },
+        { label: "No", description: "keep the files" },
+      ],
+    },
+  ],
+};
+
+/** Every direction control, and every numeric character reference a browser decodes to one. */
+export const ANY_DIRECTION_CONTROL =
+  /[\u202a-\u202e\u2066-\u2069]|&#[xX]0*(?:202[a-eA-E]|206[6-9])(?![0-9a-fA-F])|&#0*(?:823[4-8]|829[4-7])(?![0-9])/;

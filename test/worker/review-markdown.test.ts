@@ -1,7 +1,24 @@
+import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import type { Session } from "../../src/protocol/index.ts";
+import { showDirectionControlsInHtml } from "../../src/review/direction-marks.ts";
 import { HeadingIds, isAllowedLink, renderPlanMarkdown } from "../../src/review/markdown.ts";
-import { HOSTILE_LINKS, XSS_PAYLOADS } from "./review-fixtures.ts";
-import { parseElements } from "./review-inspect.ts";
+import { reviewRoutes } from "../../src/review/route.ts";
+import {
+  ANY_DIRECTION_CONTROL,
+  fixtureEvent,
+  fixtureEvents,
+  fixturePlan,
+  fixtureSession,
+  HOSTILE_LINKS,
+  REVIEW_KEY,
+  SESSION_ID,
+  TROJAN_PLAN,
+  TROJAN_PLAN_CONTROLS,
+  TROJAN_QUESTION,
+  XSS_PAYLOADS,
+} from "./review-fixtures.ts";
+import { parseElements, textOf } from "./review-inspect.ts";
 
 async function anchors(markdown: string): Promise<string[]> {
   const elements = await parseElements(renderPlanMarkdown(markdown).html.value);
@@ -160,5 +177,137 @@ describe("plan outline", () => {
   it("anchors stay short", () => {
     const { outline } = renderPlanMarkdown(`## ${"word ".repeat(50)}`);
     expect(outline[0]!.id.length).toBeLessThanOrEqual(64);
+  });
+});
+
+describe("hidden text-direction characters (Trojan Source)", () => {
+  const MARK = (code: string) => `<span class="direction-mark">⟨U+${code}⟩</span>`;
+
+  it("the rendering of a plan counts the controls markdown-it decoded, entities included", () => {
+    expect(renderPlanMarkdown(TROJAN_PLAN).directionControls).toHaveLength(TROJAN_PLAN_CONTROLS);
+    expect(renderPlanMarkdown("# Plan\n\nNothing hidden.").directionControls).toEqual([]);
+  });
+
+  it("shows raw and entity-encoded controls as marks: styled in content, plain in attributes, <title> and <textarea>", () => {
+    const doc = [
+      "<!doctype html><html><head><title>a\u202eb &#x202E;</title>",
+      "<style>.x { content: 'y'; }</style></head>",
+      '<body data-x="q\u2066"><p title="t&#x202E;">x\u202ey &#8238; &#x0202e</p>',
+      '<textarea id="e">p\u202eq &#x202E;</textarea><p>&#82340; &#x202E0; &amp;#x202E;</p>',
+      '<script nonce="n">var s = "ok";</script></body></html>',
+    ].join("");
+    const shown = showDirectionControlsInHtml(doc);
+    expect(shown).not.toMatch(ANY_DIRECTION_CONTROL);
+    expect(shown).toContain("<title>a⟨U+202E⟩b ⟨U+202E⟩</title>");
+    expect(shown).toContain('<body data-x="q⟨U+2066⟩">');
+    expect(shown).toContain(
+      `<p title="t⟨U+202E⟩">x${MARK("202E")}y ${MARK("202E")} ${MARK("202E")}</p>`,
+    );
+    expect(shown).toContain('<textarea id="e">p⟨U+202E⟩q ⟨U+202E⟩</textarea>');
+    // Other numbers, and an escaped ampersand (literal text), are left as they are.
+    expect(shown).toContain("<p>&#82340; &#x202E0; &amp;#x202E;</p>");
+    expect(shown).toContain('<script nonce="n">var s = "ok";</script>');
+    const plain = "<!doctype html><p>nothing hidden &amp; &#39;quoted&#39;</p>";
+    expect(showDirectionControlsInHtml(plain)).toBe(plain);
+  });
+
+  function appFor(session: Session, plan = fixturePlan(TROJAN_PLAN)): Hono {
+    const app = new Hono();
+    app.route(
+      "/review",
+      reviewRoutes(() => ({
+        loadReview: async () => ({
+          ok: true as const,
+          value: {
+            session,
+            plan,
+            events: [
+              ...fixtureEvents(),
+              fixtureEvent({
+                type: "assistant",
+                message: {
+                  role: "assistant",
+                  content: [
+                    { type: "text", text: "I will run rm -rf build/\u202egol.* next." },
+                    {
+                      type: "tool_use",
+                      id: "toolu_trojan",
+                      name: "Grep",
+                      input: { pattern: "gol\u2067", path: "src/\u202e" },
+                    },
+                  ],
+                },
+              }),
+            ],
+          },
+        }),
+      })),
+    );
+    return app;
+  }
+  const pageOf = async (app: Hono, part = "") =>
+    (
+      await app.request(`http://planport.test/review/${SESSION_ID}?key=${REVIEW_KEY}${part}`)
+    ).text();
+  const attribute = (value: string | undefined) =>
+    (value ?? "")
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&lt;/g, "<")
+      .replace(/&gt;/g, ">")
+      .replace(/&amp;/g, "&");
+
+  it("the review page and its regions hand the browser none: the plan is marked, counted and editable as marks", async () => {
+    const app = appFor(fixtureSession({ title: "Clean up build/\u202egol.*" }));
+    const page = await pageOf(app);
+    const regions = await pageOf(app, "&part=regions");
+    for (const document of [page, regions]) {
+      expect(document).not.toMatch(ANY_DIRECTION_CONTROL);
+      expect(document).toContain(
+        `data-direction-warning="${TROJAN_PLAN_CONTROLS}">This plan contains ${TROJAN_PLAN_CONTROLS} hidden text-direction characters, shown as ⟨U+202E⟩ (right-to-left override), ⟨U+2066⟩ (left-to-right isolate) and ⟨U+2069⟩ (pop directional isolate).`,
+      );
+      expect(document).toContain(`rm -rf build/${MARK("202E")}gol.*`);
+    }
+    expect(await textOf(page, "title")).toContain("Clean up build/⟨U+202E⟩gol.*");
+    expect(await textOf(page, "h1")).toContain("Clean up build/");
+    // The editor holds the plan's text with plain marks, and says what an edit sends.
+    const editor = await textOf(page, "#plan-editor");
+    expect(editor).toContain("rm -rf build/⟨U+202E⟩gol.*");
+    expect(editor).toContain("rm -rf build/&amp;#x202E;gol.*");
+    expect(editor).not.toContain("direction-mark");
+    expect(await textOf(page, "#plan-editor-hint")).toContain(
+      "The plan text holds 3 hidden text-direction characters",
+    );
+    // The outline and the heading anchors.
+    const outline = await textOf(page, "nav.outline");
+    expect(outline).toContain("St");
+    expect(outline).toContain("⟨U+2066⟩");
+    const ids = (await parseElements(page)).flatMap((e) => e.attrs.get("id") ?? []);
+    // The anchor is built from letters and digits only: the control is never part of it.
+    expect(ids).toContain("sec-st-ep-one");
+  });
+
+  it("a question's text and options are shown with marks, and sent back exactly", async () => {
+    const app = appFor(
+      fixtureSession({
+        phase: "needs_input",
+        pending: {
+          kind: "question",
+          tool_use_id: "toolu_q",
+          input: TROJAN_QUESTION,
+          opened_at: "2026-05-01T10:01:00.000Z",
+        },
+      }),
+    );
+    const page = await pageOf(app);
+    expect(page).not.toMatch(ANY_DIRECTION_CONTROL);
+    const elements = await parseElements(page);
+    const fieldset = elements.find((e) => e.tag === "fieldset" && e.attrs.has("data-question"));
+    const question = TROJAN_QUESTION.questions[0]!;
+    expect(JSON.parse(attribute(fieldset?.attrs.get("data-question")))).toBe(question.question);
+    const option = elements.find((e) => e.attrs.get("id") === "q0-o0");
+    expect(JSON.parse(attribute(option?.attrs.get("value")))).toBe(question.options[0]!.label);
+    expect(await textOf(page, "legend")).toContain("Delete build/");
+    expect(page).toContain(`Yes, delete ${MARK("202E")}gol.*`);
   });
 });

@@ -158,15 +158,14 @@ describe("review page: untrusted content is inert", () => {
       },
     });
     const elements = await expectInert(html, NONCE);
-    // HTMLRewriter reports attribute values as written; a browser decodes them back to the payload.
-    const fieldset = elements.find(
-      (e) => e.tag === "fieldset" && e.attrs.has("data-question-text"),
-    );
-    expect(fieldset?.attrs.get("data-question-text")).toBe(escapeHtml(payload));
+    // HTMLRewriter reports attribute values as written; a browser decodes them back to the
+    // payload. The question and option texts the script sends back are JSON.
+    const fieldset = elements.find((e) => e.tag === "fieldset" && e.attrs.has("data-question"));
+    expect(fieldset?.attrs.get("data-question")).toBe(escapeHtml(JSON.stringify(payload)));
     const form = elements.find((e) => e.attrs.get("id") === "question-form");
     expect(form?.attrs.get("data-tool-use-id")).toBe(escapeHtml(payload));
     const firstOption = elements.find((e) => e.attrs.get("id") === "q0-o0");
-    expect(firstOption?.attrs.get("value")).toBe(escapeHtml(payload));
+    expect(firstOption?.attrs.get("value")).toBe(escapeHtml(JSON.stringify(payload)));
   });
 
   it("the outcome panel of an ended session shows its hostile message as text", async () => {

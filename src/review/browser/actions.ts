@@ -98,7 +98,8 @@ export async function submitAnswers(form: HTMLFormElement): Promise<void> {
   const errorEl = form.querySelector("[data-form-error]");
   const answers: Record<string, string> = {};
   for (const fieldset of Array.from(form.querySelectorAll("fieldset.question"))) {
-    const question = fieldset.getAttribute("data-question-text") || "";
+    // The exact question text is the answer's key; the page shows it with visible marks.
+    const question = exactText(fieldset.getAttribute("data-question"));
     const chosen: string[] = [];
     const inputs = fieldset.querySelectorAll<HTMLInputElement>(
       "input[type=radio], input[type=checkbox]",
@@ -117,7 +118,7 @@ export async function submitAnswers(form: HTMLFormElement): Promise<void> {
         }
         chosen.push(text);
       } else {
-        chosen.push(input.value);
+        chosen.push(exactText(input.value));
       }
     }
     if (chosen.length === 0) {
@@ -136,6 +137,16 @@ export async function submitAnswers(form: HTMLFormElement): Promise<void> {
   return send(button, form, "POST", "/messages", payload, () => {
     announce("Answers sent. The planner continues.");
   });
+}
+
+/** Text the server wrote as JSON into an attribute (direction-marks.ts `exactTextAttribute`). */
+function exactText(attribute: string | null): string {
+  try {
+    const value: unknown = JSON.parse(attribute ?? "");
+    return typeof value === "string" ? value : "";
+  } catch {
+    return "";
+  }
 }
 
 export async function submitMessage(form: HTMLFormElement): Promise<void> {

@@ -1,11 +1,13 @@
+import { showDirectionControls } from "../../protocol/text-direction.ts";
 import { ApiError, callApi } from "./api.ts";
 import { announce, showError } from "./feedback.ts";
 import { refreshPage } from "./live.ts";
 import { type PlanComment, state, storageKey } from "./page-state.ts";
+import { setVisibleText } from "./visible-text.ts";
 
 /**
  * Inline comments: a passage selected in the rendered plan (or typed) plus a note; kept in
- * memory and sessionStorage, drawn with textContent, sent with "Keep planning".
+ * memory and sessionStorage, drawn as text (visible-text.ts), sent with "Keep planning".
  */
 
 const COMMENT_MAX_CHARS = 10_000;
@@ -41,15 +43,18 @@ export function renderComments(): void {
     ...state.comments.map((comment, index) => {
       const item = document.createElement("li");
       const quote = document.createElement("blockquote");
-      quote.textContent = comment.quote;
+      setVisibleText(quote, comment.quote);
       const note = document.createElement("p");
-      note.textContent = comment.text;
+      setVisibleText(note, comment.text);
       const remove = document.createElement("button");
       remove.type = "button";
       remove.textContent = "Remove";
       remove.setAttribute("data-action", "remove-comment");
       remove.setAttribute("data-index", String(index));
-      remove.setAttribute("aria-label", `Remove comment on: ${comment.quote.slice(0, 80)}`);
+      remove.setAttribute(
+        "aria-label",
+        `Remove comment on: ${showDirectionControls(comment.quote.slice(0, 80))}`,
+      );
       item.append(quote, note, remove);
       return item;
     }),

@@ -1,3 +1,4 @@
+import { showDirectionControls } from "../../protocol/text-direction.ts";
 import type { DiagramReport } from "./diagram-message.ts";
 
 /**
@@ -25,6 +26,26 @@ function report(ok: boolean): void {
   window.parent.postMessage(message, location.origin);
 }
 
+/**
+ * Mermaid decodes entity codes in labels (`#8238;`), so a diagram can hold a hidden
+ * text-direction character the page's code block never had: each one becomes its visible mark
+ * (protocol text-direction.ts), in the text and the attributes, before the frame paints.
+ */
+function showMarks(root: Element): void {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+    const text = node as Text;
+    const shown = showDirectionControls(text.data);
+    if (shown !== text.data) text.data = shown;
+  }
+  for (const el of [root, ...Array.from(root.querySelectorAll("*"))]) {
+    for (const attr of Array.from(el.attributes)) {
+      const shown = showDirectionControls(attr.value);
+      if (shown !== attr.value) attr.value = shown;
+    }
+  }
+}
+
 async function draw(): Promise<void> {
   const target = document.getElementById("diagram");
   if (!mermaid || !target) return report(false);
@@ -44,6 +65,7 @@ async function draw(): Promise<void> {
   try {
     const { svg } = await mermaid.render("planport-diagram", source);
     target.innerHTML = svg;
+    showMarks(target);
   } catch {
     return report(false);
   }

@@ -1,9 +1,11 @@
 import { DIFF_MAX_LINES } from "../limits.ts";
 import { callApi, errorMessage } from "./api.ts";
+import { setVisibleText } from "./visible-text.ts";
 
 /**
- * The diff after remote execution, fetched from `GET …/changes` and drawn with textContent,
- * one element per line, coloured by its +/- prefix.
+ * The diff after remote execution, fetched from `GET …/changes` and drawn as text, one element
+ * per line, coloured by its +/- prefix; a hidden text-direction character in the changed code
+ * shows as a mark (visible-text.ts).
  */
 
 /** Loads and draws every diff placeholder of the page not drawn yet. */
@@ -17,7 +19,7 @@ export async function loadDiffs(): Promise<void> {
     } catch (err) {
       const p = document.createElement("p");
       p.className = "form-error";
-      p.textContent = `The changes could not be loaded: ${errorMessage(err)}`;
+      setVisibleText(p, `The changes could not be loaded: ${errorMessage(err)}`);
       target.replaceChildren(p);
       target.removeAttribute("data-loaded");
     }
@@ -64,7 +66,7 @@ function renderDiff(target: HTMLElement, text: string): void {
   for (const line of lines.slice(0, DIFF_MAX_LINES)) {
     const span = document.createElement("span");
     span.className = diffClass(line);
-    span.textContent = line;
+    setVisibleText(span, line);
     pre.append(span);
   }
   const parts: HTMLElement[] = [summary, pre];

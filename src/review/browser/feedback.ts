@@ -1,3 +1,5 @@
+import { setVisibleText } from "./visible-text.ts";
+
 /**
  * What the script tells the reader: an action's error beside its form, a polite announcement
  * for screen readers, and the connection line under the status.
@@ -9,19 +11,20 @@ export function showError(
   message: string,
   focusTarget?: HTMLElement | null,
 ): void {
-  if (errorEl) errorEl.textContent = message;
+  // The API's sentences can quote the planner's text (a question it does not know).
+  if (errorEl) setVisibleText(errorEl, message);
   if (focusTarget) focusTarget.focus();
 }
 
 export function announce(text: string): void {
   const el = document.getElementById("announcer");
-  if (el) el.textContent = text;
+  if (el) setVisibleText(el, text);
 }
 
 export function showConnection(text: string): void {
   const el = document.getElementById("connection");
   if (!el) return;
-  el.textContent = text;
+  setVisibleText(el, text);
   el.hidden = text === "";
 }
 
