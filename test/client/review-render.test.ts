@@ -5,6 +5,7 @@ import {
   renderWidth,
   wrapToWidth,
 } from "../../local-client/review-render.ts";
+import { TROJAN_PLAN, TROJAN_PLAN_CONTROLS } from "../worker/review-fixtures.ts";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC is what it looks for.
 const ANY_ESCAPE_BUT_SGR = /\x1b(?!\[[0-9;]*m)/;
@@ -80,35 +81,25 @@ describe("renderPlan", () => {
 
   it("shows every hidden text-direction character as its mark, entity-encoded ones included, under a warning that counts them", () => {
     // marked decodes `&#x202E;` and `&#8238;` after the plan's own control characters were
-    // handled: in text, table cells, link text and headings alike.
-    const trojan = [
-      "## St&#x2066;ep one",
-      "",
-      "Run `rm -rf build/\u2067gol.*` then rm -rf build/&#x202E;gol.* and \u202eraw.",
-      "",
-      "| file | note |",
-      "|---|---|",
-      "| a&#8238;b | [li&#x202E;nk](https://x.test/docs) |",
-      "",
-      "```sh",
-      "echo \u2069 done",
-      "```",
-      "",
-      "A literal `&#x202e;` in code stays text.",
-    ].join("\n");
-    const out = plain(renderPlan(trojan, 80));
+    // handled: in text, table cells, link text and headings alike. The terminal prints a link's
+    // text and target, not its title, so one control of the plan is not shown (nor counted).
+    const out = plain(renderPlan(TROJAN_PLAN, 80));
     expect(out).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
     expect(out.startsWith("warning: ")).toBe(true);
-    expect(out.replace(/\s+/g, " ")).toContain(
-      "warning: This plan contains 7 hidden text-direction characters, shown as ⟨U+2066⟩ (left-to-right isolate), ⟨U+2067⟩ (right-to-left isolate), ⟨U+202E⟩ (right-to-left override) and ⟨U+2069⟩ (pop directional isolate).",
+    // Lines are wrapped at 80 columns: read the text with its white space collapsed.
+    const flat = out.replace(/\s+/g, " ");
+    expect(flat).toContain(
+      `warning: This plan contains ${TROJAN_PLAN_CONTROLS - 1} hidden text-direction characters, shown as ⟨U+202E⟩ (right-to-left override), ⟨U+2066⟩ (left-to-right isolate) and ⟨U+2069⟩ (pop directional isolate).`,
     );
-    expect(out).toContain("St⟨U+2066⟩ep one");
-    expect(out).toContain("rm -rf build/⟨U+2067⟩gol.*");
-    expect(out).toContain("rm -rf build/⟨U+202E⟩gol.* and ⟨U+202E⟩raw.");
-    expect(out).toContain("a⟨U+202E⟩b");
-    expect(out).toContain("li⟨U+202E⟩nk (https://x.test/docs)");
-    expect(out).toContain("echo ⟨U+2069⟩ done");
-    expect(out).toContain("A literal &#x202e; in code stays text.");
+    expect(flat).toContain("Clean up ⟨U+202E⟩gol.* files");
+    expect(flat).toContain("St⟨U+2066⟩ep one");
+    expect(flat).toContain(
+      "rm -rf build/⟨U+202E⟩gol.*, that is rm -rf build/⟨U+202E⟩gol.* and ⟨U+202E⟩x.",
+    );
+    expect(flat).toContain("a⟨U+202E⟩b");
+    expect(flat).toContain("li⟨U+202E⟩nk (https://x.test/docs)");
+    expect(flat).toContain("echo ⟨U+2069⟩ done");
+    expect(flat).toContain("A literal &#x202e; in code stays text.");
     // A plan without any has no warning.
     expect(plain(renderPlan("# Plan\n\nNothing hidden.", 80))).not.toContain("warning");
   });

@@ -5,7 +5,7 @@ import { workersAiPlanner } from "../../src/planner/models/workers-ai.ts";
 import { COMPACT_INSTRUCTION } from "../../src/planner/plan-mode/compaction-prompts.ts";
 import type { PlannerEnv } from "../../src/planner/port.ts";
 import { compactBoundaryOf, type Event, parentToolUseIdOf } from "../../src/protocol/index.ts";
-import type { RecordedRequest } from "../client/anthropic-double-types.ts";
+import type { RecordedRequest, ScriptedResponse } from "../client/anthropic-double-types.ts";
 import { MemoryPort } from "../support/memory-port.ts";
 import { call, type Provider, reply, SESSION_REQUEST, say } from "../support/provider-replies.ts";
 import { anthropicLane, openaiLane } from "./planner/anthropic-lane.ts";
@@ -40,6 +40,25 @@ const boundaries = (events: readonly Event[]) =>
     return b === null ? [] : [b];
   });
 const requestText = (r: RecordedRequest) => JSON.stringify(r.body);
+
+/**
+ * Two session turns whose second reports 10,000 tokens of input: with a budget of 12,000, the
+ * next request is a summary request. `r` shapes each reply for the provider.
+ */
+function longOpening(r: (x: Parameters<typeof reply>[1]) => ScriptedResponse): ScriptedResponse[] {
+  return [
+    r({
+      match: SESSION_REQUEST,
+      usage: { input: 3_000, output: 50 },
+      content: [call("toolu_r1", "Read", { file_path: "src/billing/invoice.ts" })],
+    }),
+    r({
+      match: SESSION_REQUEST,
+      usage: { input: 2_000, output: 50, cacheRead: 8_000 },
+      content: [call("toolu_g1", "Grep", { pattern: "invoiceTotal" })],
+    }),
+  ];
+}
 
 describe.each(["anthropic", "openai"] as const)(
   "compaction on the %s planner (provider double over HTTP)",
@@ -175,16 +194,7 @@ describe.each(["anthropic", "openai"] as const)(
         eager_tool_use: true,
       });
       const lane = await LANES[provider]([
-        r({
-          match: SESSION_REQUEST,
-          usage: { input: 3_000, output: 50 },
-          content: [call("toolu_r1", "Read", { file_path: "src/billing/invoice.ts" })],
-        }),
-        r({
-          match: SESSION_REQUEST,
-          usage: { input: 2_000, output: 50, cacheRead: 8_000 },
-          content: [call("toolu_g1", "Grep", { pattern: "invoiceTotal" })],
-        }),
+        ...longOpening(r),
         r({
           match: SUMMARY_REQUEST,
           usage: { input: 9_000, output: 120 },
@@ -235,18 +245,7 @@ describe.each(["anthropic", "openai"] as const)(
 
     it("asks a text-less summary once more, and ends saying so when the second is text-less too", async () => {
       const r = (x: Parameters<typeof reply>[1]) => reply(provider, x);
-      const opening = () => [
-        r({
-          match: SESSION_REQUEST,
-          usage: { input: 3_000, output: 50 },
-          content: [call("toolu_r1", "Read", { file_path: "src/billing/invoice.ts" })],
-        }),
-        r({
-          match: SESSION_REQUEST,
-          usage: { input: 2_000, output: 50, cacheRead: 8_000 },
-          content: [call("toolu_g1", "Grep", { pattern: "invoiceTotal" })],
-        }),
-      ];
+      const opening = () => longOpening(r);
       const empty = r({ match: SUMMARY_REQUEST, usage: { input: 9_000, output: 3 }, content: [] });
 
       const retried = await LANES[provider]([
