@@ -1,14 +1,16 @@
 import { comparePaths } from "../protocol/index.ts";
 import type { SnapshotEntry, SnapshotFiles } from "./files.ts";
 import { loadIndex, type SnapshotIndex, type StoredFile } from "./layout.ts";
+import { PackSegments } from "./pack-segments.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
 /**
  * Read access to one stored snapshot. The index is fetched once, on first use; a file is one
- * ranged R2 get; `scan` fetches pack by pack (the span of the wanted files in each), so memory
- * stays at one pack (≤ 8 MiB) however large the snapshot. Packs may be shared with other
- * snapshots of the owner (blobs are deduplicated): the index holds each file's pack key.
+ * ranged R2 get; `scan` yields in index (path) order and fetches a range of a pack per run of
+ * wanted files in it (pack-segments.ts), so memory stays within two packs (≤ 16 MiB) however
+ * large the snapshot. Packs may be shared with other snapshots of the owner (blobs are
+ * deduplicated): the index holds each file's pack key.
  *
  * @example
  * const files = openSnapshotReader(env.SNAPSHOTS, "snapshots/<owner>/<id>/");
@@ -45,22 +47,17 @@ export function openSnapshotReader(bucket: R2Bucket, prefix: string): SnapshotFi
       return decoder.decode(await object.arrayBuffer());
     },
     async *scan(filter) {
-      const { byPack } = await load();
-      for (const [pack, packFiles] of byPack) {
-        const wanted = filter === undefined ? packFiles : packFiles.filter((f) => filter(f.path));
-        if (wanted.length === 0) continue;
-        const start = wanted.reduce((min, f) => Math.min(min, f.offset), Number.POSITIVE_INFINITY);
-        const end = wanted.reduce((max, f) => Math.max(max, f.offset + f.size), 0);
-        const bytes = end > start ? await fetchRange(bucket, prefix, pack, start, end) : null;
-        for (const file of wanted) {
-          const text =
-            bytes === null || file.size === 0
-              ? ""
-              : decoder.decode(
-                  bytes.subarray(file.offset - start, file.offset - start + file.size),
-                );
-          yield { path: file.path, text };
-        }
+      const { files } = await load();
+      // Path order whatever the packs: Grep's "first N by path" and its time limit's "the
+      // files after it in path order" mean the same on a fresh worker and a long-lived one.
+      const wanted = filter === undefined ? files : files.filter((f) => filter(f.path));
+      const segments = new PackSegments(wanted, (pack, start, end) =>
+        fetchRange(bucket, prefix, pack, start, end),
+      );
+      for (const file of wanted) {
+        const text = decoder.decode(await segments.bytesOf(file));
+        segments.done(file);
+        yield { path: file.path, text };
       }
     },
   };
@@ -69,26 +66,18 @@ export function openSnapshotReader(bucket: R2Bucket, prefix: string): SnapshotFi
 interface Loaded {
   sorted: readonly SnapshotEntry[];
   byPath: Map<string, StoredFile>;
-  /** Files grouped by pack key, packs in order of first use, files in index order within each. */
-  byPack: Map<string, StoredFile[]>;
+  /** The files in path order (a version 1 index is in archive order). */
+  files: readonly StoredFile[];
 }
 
 function prepare(index: SnapshotIndex): Loaded {
   const byPath = new Map<string, StoredFile>();
-  const byPack = new Map<string, StoredFile[]>();
-  for (const file of index.files) {
-    byPath.set(file.path, file);
-    const group = byPack.get(file.key);
-    if (group === undefined) byPack.set(file.key, [file]);
-    else group.push(file);
-  }
-  const sorted = index.files
-    .map(({ path, size }) => ({ path, size }))
-    .sort((a, b) => comparePaths(a.path, b.path));
+  for (const file of index.files) byPath.set(file.path, file);
+  const files = [...index.files].sort((a, b) => comparePaths(a.path, b.path));
   return {
-    sorted: Object.freeze(sorted),
+    sorted: Object.freeze(files.map(({ path, size }) => ({ path, size }))),
     byPath,
-    byPack,
+    files,
   };
 }
 
