@@ -1,3 +1,11 @@
+import {
+  dropSnapshotPacks,
+  forgetPacks,
+  orphanUnusedPacks,
+  packSizes,
+  registerPacks,
+} from "./pack-store.ts";
+
 /**
  * The owner index's record of stored blobs and snapshots (docs/DESIGN.md "Incremental
  * snapshots"): SQL on the owner's Durable Object, each function one synchronous step the caller
@@ -40,12 +48,25 @@ export const BLOB_STORE_MIGRATIONS = [
  */
 export const UNUSED_BLOB_GRACE_MS = 3_600_000;
 /**
- * How long a ready snapshot no session has used is kept: a client commits, then starts its
- * session at once (or finds the snapshot by `HEAD` later, which restarts this). After it, the
- * snapshot is purged like one whose last session went, so an upload nobody used is not kept
- * — with its blobs — for ever.
+ * How long a ready snapshot no session uses is kept: a client commits, then starts its session
+ * at once (or finds the snapshot by `HEAD` later, which restarts this). A snapshot whose sessions
+ * have ended is unused too, from the moment the last one ended (owner-index.ts
+ * `releaseSnapshot`). After it, the snapshot is purged like one whose last session went, so an
+ * upload nobody uses any more is not kept — with its index and blobs — for ever.
  */
 export const UNUSED_SNAPSHOT_GRACE_MS = 86_400_000;
+/**
+ * How many unused snapshots an owner keeps within their grace, the most recently used first:
+ * enough for the next upload of a tree to find it (by `HEAD`, or as the base of a delta) in each
+ * repository one works in, while a long-lived worker that plans all day keeps a bounded number
+ * of indexes, not one per plan.
+ */
+export const UNUSED_SNAPSHOTS_KEPT = 16;
+/**
+ * A snapshot used this recently is never purged for the count alone: its client may be about
+ * to start a session on it.
+ */
+export const RECENTLY_USED_SNAPSHOT_MS = 60_000;
 /** A commit that has not finished after this long died with its runtime: its row is dropped. */
 export const STALE_COMMIT_MS = 600_000;
 
@@ -144,6 +165,8 @@ export function addBlobs(
   );
   touch(sql, [...known.keys()], nowMs);
   const used = new Set(fresh.map((b) => b.pack));
+  const sizes = packSizes(blobs);
+  registerPacks(sql, new Map([...used].map((pack) => [pack, sizes.get(pack) ?? 0])), nowMs);
   const deadPacks = [...new Set(blobs.map((b) => b.pack))].filter((pack) => !used.has(pack));
   return { fresh, deadPacks };
 }
@@ -198,14 +221,18 @@ export function setSnapshotState(
   );
 }
 
+/** Forgets a snapshot and the packs it read (those no longer used are queued for deletion). */
 export function forgetSnapshot(sql: SqlStorage, id: string): void {
   sql.exec("DELETE FROM snapshots WHERE id = ?", id);
+  dropSnapshotPacks(sql, id);
 }
 
 /**
- * The last step of a commit: every blob still where the index says (a blob the garbage
- * collector dropped meanwhile, or that moved, makes the commit fail with the ids to send
- * again), then one reference per distinct blob and the snapshot is ready.
+ * The last step of a commit: every blob still stored (one the garbage collector dropped
+ * meanwhile makes the commit fail with the ids to send again), then one reference per distinct
+ * blob and the snapshot is ready. A blob that moved since the index was written (gathered by
+ * another commit: pack-store.ts) is fine: the packs the index points at were recorded for this
+ * snapshot when it started committing, so they stay while it does.
  */
 export function takeReferences(
   sql: SqlStorage,
@@ -214,12 +241,7 @@ export function takeReferences(
   written: ReadonlyMap<string, BlobLocation>,
   nowMs: number,
 ): { ok: true } | { ok: false; missing: string[] } {
-  const { found, missing } = locateBlobs(sql, [...written.keys()]);
-  for (const [blob, where] of found) {
-    const expected = written.get(blob);
-    if (expected === undefined || expected.pack !== where.pack || expected.offset !== where.offset)
-      missing.push(blob);
-  }
+  const { missing } = locateBlobs(sql, [...written.keys()]);
   if (missing.length > 0) return { ok: false, missing };
   eachChunk([...written.keys()], (chunk) =>
     sql.exec(
@@ -247,7 +269,8 @@ export function releaseReferences(sql: SqlStorage, blobs: Iterable<string>, nowM
 
 /**
  * Drops the blobs no snapshot has used for the grace period and answers the packs left with no
- * blob at all (to delete from R2; they are also recorded in `orphan_packs` until deleted).
+ * blob, that no snapshot reads either (to delete from R2; they are also recorded in
+ * `orphan_packs` until deleted).
  */
 export function collectUnusedBlobs(sql: SqlStorage, nowMs: number): string[] {
   const dropped = sql
@@ -256,13 +279,10 @@ export function collectUnusedBlobs(sql: SqlStorage, nowMs: number): string[] {
       nowMs - UNUSED_BLOB_GRACE_MS,
     )
     .toArray();
-  const empty: string[] = [];
-  for (const pack of new Set(dropped.map((r) => r.pack))) {
-    if (sql.exec("SELECT 1 FROM blobs WHERE pack = ? LIMIT 1", pack).toArray().length > 0) continue;
-    sql.exec("INSERT OR IGNORE INTO orphan_packs (key) VALUES (?)", pack);
-    empty.push(pack);
-  }
-  return empty;
+  return orphanUnusedPacks(
+    sql,
+    dropped.map((r) => r.pack),
+  );
 }
 
 export function orphanPacks(sql: SqlStorage): string[] {
@@ -274,6 +294,7 @@ export function orphanPacks(sql: SqlStorage): string[] {
 
 export function forgetOrphanPacks(sql: SqlStorage, keys: readonly string[]): void {
   for (const key of keys) sql.exec("DELETE FROM orphan_packs WHERE key = ?", key);
+  forgetPacks(sql, keys);
 }
 
 /** When the next unused blob's grace ends, or null when there is none. */
@@ -294,24 +315,39 @@ export function staleCommits(sql: SqlStorage, nowMs: number): { owner: string; i
     .toArray();
 }
 
-const NEVER_USED = `state = 'ready' AND NOT EXISTS (SELECT 1 FROM sessions WHERE snapshot_id = snapshots.id)`;
+const UNUSED = `state = 'ready' AND NOT EXISTS (SELECT 1 FROM sessions WHERE snapshot_id = snapshots.id)`;
 
-/** Ready snapshots no session uses whose grace is over ({@link UNUSED_SNAPSHOT_GRACE_MS}). */
+/**
+ * Ready snapshots no session uses that are due for their purge: past their grace
+ * ({@link UNUSED_SNAPSHOT_GRACE_MS}), or beyond the {@link UNUSED_SNAPSHOTS_KEPT} most recently
+ * used ones and not used within {@link RECENTLY_USED_SNAPSHOT_MS}.
+ */
 export function unusedSnapshots(sql: SqlStorage, nowMs: number): { owner: string; id: string }[] {
   return sql
     .exec<{ owner: string; id: string }>(
-      `SELECT owner, id FROM snapshots WHERE ${NEVER_USED} AND changed_at < ?`,
+      `SELECT owner, id FROM snapshots WHERE ${UNUSED} AND (changed_at < ? OR (changed_at < ? AND id NOT IN
+         (SELECT id FROM snapshots WHERE ${UNUSED} ORDER BY changed_at DESC, id LIMIT ?)))`,
       nowMs - UNUSED_SNAPSHOT_GRACE_MS,
+      nowMs - RECENTLY_USED_SNAPSHOT_MS,
+      UNUSED_SNAPSHOTS_KEPT,
     )
     .toArray();
 }
 
-/** When the next unused ready snapshot's grace ends, or null. */
+/**
+ * When the next unused ready snapshot becomes due, or null: the oldest one's grace ends, or —
+ * when more than {@link UNUSED_SNAPSHOTS_KEPT} wait — it stops being recent.
+ */
 export function nextUnusedSnapshot(sql: SqlStorage): number | null {
   const row = sql
-    .exec<{ at: number | null }>(`SELECT min(changed_at) AS at FROM snapshots WHERE ${NEVER_USED}`)
+    .exec<{ at: number | null; count: number }>(
+      `SELECT min(changed_at) AS at, count(*) AS count FROM snapshots WHERE ${UNUSED}`,
+    )
     .toArray()[0];
-  return row?.at == null ? null : row.at + UNUSED_SNAPSHOT_GRACE_MS + 1;
+  if (row?.at == null) return null;
+  const wait =
+    row.count > UNUSED_SNAPSHOTS_KEPT ? RECENTLY_USED_SNAPSHOT_MS : UNUSED_SNAPSHOT_GRACE_MS;
+  return row.at + wait + 1;
 }
 
 /** Restarts the grace of a ready snapshot (it was just asked for). */

@@ -3,7 +3,7 @@ import type { Env } from "../env.ts";
 import type { ManifestFile, SkippedEntry } from "../protocol/index.ts";
 import type { CommitOutcome, NewBlob } from "../snapshot/index.ts";
 import { AWAITING_INDEX_MIGRATIONS, addAwaiting, awaitingPage, dropAwaiting } from "./awaiting.ts";
-import { BLOB_STORE_MIGRATIONS, blobStoreStats } from "./blob-store.ts";
+import { BLOB_STORE_MIGRATIONS, blobStoreStats, touchSnapshot } from "./blob-store.ts";
 import {
   choiceOf,
   claimChoice,
@@ -21,6 +21,7 @@ import {
   siblingsOf,
 } from "./group-choices.ts";
 import { supersedeSiblings } from "./groups.ts";
+import { PACK_STORE_MIGRATIONS } from "./pack-store.ts";
 import { sessionStub } from "./sessions.ts";
 import { SnapshotRegistry } from "./snapshot-registry.ts";
 
@@ -50,6 +51,7 @@ const MIGRATIONS = [
   )`,
   ...GROUP_INDEX_MIGRATIONS,
   ...BLOB_STORE_MIGRATIONS,
+  ...PACK_STORE_MIGRATIONS,
   ...AWAITING_INDEX_MIGRATIONS,
 ];
 
@@ -278,6 +280,30 @@ export class OwnerIndex extends DurableObject<Env> {
       return !stillUsed;
     });
     if (unused) await this.deleteOrphans();
+  }
+
+  /**
+   * The session ended and needs its snapshot no more (snapshot-release.ts): it stays listed, and
+   * its snapshot is unused from now on unless another session uses it — kept for a grace among
+   * the owner's most recently used (blob-store.ts `unusedSnapshots`), then purged, instead of
+   * being kept until this session's own purge days later. Idempotent.
+   */
+  async releaseSnapshot(sessionId: string): Promise<void> {
+    const released = this.ctx.storage.transactionSync(() => {
+      const row = this.sql
+        .exec<{ snapshot_id: string | null }>(
+          "SELECT snapshot_id FROM sessions WHERE id = ?",
+          sessionId,
+        )
+        .toArray()[0];
+      if (row?.snapshot_id == null) return false;
+      this.sql.exec("UPDATE sessions SET snapshot_id = NULL WHERE id = ?", sessionId);
+      // Its grace counts from now: it was in use until this moment.
+      touchSnapshot(this.sql, row.snapshot_id, this.clock());
+      return true;
+    });
+    // The alarm purges what is due now (the count of unused snapshots may be over its bound).
+    if (released) await this.setAlarmBy(Date.now());
   }
 
   override async alarm(): Promise<void> {

@@ -46,6 +46,7 @@ import { type Access, NOT_FOUND, type SessionResult } from "./result.ts";
 import { hasSchema, migrate } from "./schema.ts";
 import { hasEnded, readRow, type SessionRow, updateRow } from "./session-row.ts";
 import { sessionView } from "./session-view.ts";
+import { releaseSnapshot, releasesSnapshot } from "./snapshot-release.ts";
 import { MAX_SUGGESTIONS, type Role, refuseViewer, roleLabel, roleName } from "./team.ts";
 import { addSuggestion, listSuggestions, readTeam, teamView } from "./team-store.ts";
 import { pendingWait } from "./waits.ts";
@@ -325,6 +326,7 @@ export class SessionObject extends DurableObject<Env> {
     });
     if (result.ok) await this.scheduleAlarm();
     if (result.ok && result.value !== "reject") await this.dropAwaiting(team);
+    if (result.ok) await this.releaseIfEnded(row);
     if (claim.value?.kind === "won") {
       // Durable before the arbiter hears of it: superseding the siblings of a decision that a
       // crash then lost would leave the group with no plan at all.
@@ -347,6 +349,7 @@ export class SessionObject extends DurableObject<Env> {
       this.announce();
     });
     await this.scheduleAlarm();
+    await this.releaseIfEnded(row);
   }
 
   /** Whether this session recorded an approval or a teleport (the group arbiter's check). */
@@ -386,6 +389,7 @@ export class SessionObject extends DurableObject<Env> {
     });
     await this.scheduleAlarm();
     await this.dropAwaiting(readTeam(this.sql));
+    await this.releaseIfEnded(row);
     return this.view(origin, role);
   }
 
@@ -465,6 +469,7 @@ export class SessionObject extends DurableObject<Env> {
       await this.runStep(row.wake_seq, afkDue);
     }
     await this.scheduleAlarm();
+    await this.releaseIfEnded(row);
   }
 
   /**
@@ -572,6 +577,12 @@ export class SessionObject extends DurableObject<Env> {
   private announcing<T extends { ok: boolean }>(result: T): T {
     if (result.ok) this.announce();
     return result;
+  }
+
+  /** The session ended since `before` was read: its snapshot may go (snapshot-release.ts). */
+  private async releaseIfEnded(before: SessionRow): Promise<void> {
+    const after = readRow(this.sql);
+    if (releasesSnapshot(before, after, this.sql)) await releaseSnapshot(this.env, after);
   }
 
   private async purge(row: SessionRow): Promise<void> {

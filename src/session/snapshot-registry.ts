@@ -6,6 +6,7 @@ import {
 } from "../protocol/index.ts";
 import {
   type CommitOutcome,
+  copyBlobs,
   deleteLegacySnapshot,
   type NewBlob,
   readSnapshotIndex,
@@ -36,6 +37,7 @@ import {
   UNUSED_SNAPSHOT_GRACE_MS,
   unusedSnapshots,
 } from "./blob-store.ts";
+import { gatheringPlan, movablePacks, moveGathered, recordSnapshotPacks } from "./pack-store.ts";
 
 /**
  * The owner's blobs and snapshots (docs/DESIGN.md "Incremental snapshots"), run inside the
@@ -153,41 +155,82 @@ export class SnapshotRegistry {
       const index = await readSnapshotIndex(this.bucket, owner, id);
       if (index !== null) return { kind: "existed", receipt: receiptOf(index) };
     }
-    const blobs = [...new Set(files.map((f) => f.blob))];
+    const sorted = [...files].sort((a, b) => comparePaths(a.path, b.path));
+    const blobs = [...new Set(sorted.map((f) => f.blob))];
+    const before = locateBlobs(this.sql, blobs);
+    if (before.missing.length > 0) return { kind: "missing", missing: before.missing };
+    const bytes = sorted.reduce((sum, f) => sum + (before.found.get(f.blob)?.size ?? 0), 0);
+    if (bytes > SNAPSHOT_MAX_UNCOMPRESSED_BYTES) return { kind: "too_large", bytes };
+    await this.gather(owner, blobs);
+    // From here to the record of the packs it reads, nothing awaits: no blob can move between.
     const { found, missing } = locateBlobs(this.sql, blobs);
     if (missing.length > 0) return { kind: "missing", missing };
-    const stored: StoredFile[] = [...files]
-      .sort((a, b) => comparePaths(a.path, b.path))
-      .map((f) => {
-        const where = found.get(f.blob) as BlobLocation;
-        return {
-          path: f.path,
-          size: where.size,
-          blob: f.blob,
-          key: where.pack,
-          offset: where.offset,
-        };
-      });
-    const bytes = stored.reduce((sum, f) => sum + f.size, 0);
-    if (bytes > SNAPSHOT_MAX_UNCOMPRESSED_BYTES) return { kind: "too_large", bytes };
-    setSnapshotState(this.sql, owner, id, "committing", this.clock());
+    const stored: StoredFile[] = sorted.map((f) => {
+      const where = found.get(f.blob) as BlobLocation;
+      return {
+        path: f.path,
+        size: where.size,
+        blob: f.blob,
+        key: where.pack,
+        offset: where.offset,
+      };
+    });
+    this.storage.transactionSync(() => {
+      setSnapshotState(this.sql, owner, id, "committing", this.clock());
+      recordSnapshotPacks(
+        this.sql,
+        id,
+        [...found.values()].map((where) => where.pack),
+      );
+    });
     let index: Awaited<ReturnType<typeof writeSnapshotIndex>>;
     try {
       index = await writeSnapshotIndex(this.bucket, owner, id, stored, skipped);
     } catch (error) {
-      forgetSnapshot(this.sql, id);
+      this.storage.transactionSync(() => forgetSnapshot(this.sql, id));
       throw error;
     }
     const taken = this.storage.transactionSync(() =>
       takeReferences(this.sql, owner, id, found, this.clock()),
     );
     if (!taken.ok) {
-      forgetSnapshot(this.sql, id);
+      this.storage.transactionSync(() => forgetSnapshot(this.sql, id));
       await removeSnapshotIndex(this.bucket, owner, id);
       return { kind: "missing", missing: taken.missing };
     }
     await this.wakeBy(this.clock() + UNUSED_SNAPSHOT_GRACE_MS + 1);
     return { kind: "stored", receipt: receiptOf(index) };
+  }
+
+  /**
+   * Gathers the tree's scattered blobs into one new pack when it reads too many packs
+   * (pack-store.ts `gatheringPlan`): copies them, then moves their rows there — each only if it
+   * did not move meanwhile — so this commit and later ones read the new pack. Only a saving:
+   * when the copy fails (a source pack the collector just deleted, an R2 error), the commit
+   * goes on with the blobs where they are.
+   */
+  private async gather(owner: string, blobs: readonly string[]): Promise<void> {
+    const { found } = locateBlobs(this.sql, blobs);
+    const plan = gatheringPlan(found, blobs, movablePacks(this.sql, found));
+    if (plan.length === 0) return;
+    let copies: NewBlob[];
+    try {
+      copies = await copyBlobs(this.bucket, owner, plan);
+    } catch (err) {
+      console.error(
+        "planport: gathering a snapshot's scattered blobs failed; left as they are",
+        err,
+      );
+      return;
+    }
+    const unused = this.storage.transactionSync(() =>
+      moveGathered(
+        this.sql,
+        plan.map((g, i) => ({ id: g.id, from: g.from, to: copies[i] as NewBlob })),
+        this.clock(),
+      ),
+    );
+    if (unused.length > 0) await this.deleteOrphanPacks();
   }
 
   /**
@@ -285,22 +328,27 @@ export class SnapshotRegistry {
       await this.exclusive(id, async () => {
         if (snapshotState(this.sql, id)?.state !== "committing") return;
         await removeSnapshotIndex(this.bucket, owner, id);
-        forgetSnapshot(this.sql, id);
+        this.storage.transactionSync(() => forgetSnapshot(this.sql, id));
       });
     }
     this.storage.transactionSync(() => collectUnusedBlobs(this.sql, now));
-    const packs = orphanPacks(this.sql);
-    for (let i = 0; i < packs.length; i += 1000) {
-      const batch = packs.slice(i, i + 1000);
-      await this.bucket.delete(batch);
-      forgetOrphanPacks(this.sql, batch);
-    }
+    await this.deleteOrphanPacks();
     const next = [
       nextBlobExpiry(this.sql),
       nextStaleCommit(this.sql),
       nextUnusedSnapshot(this.sql),
     ].filter((t): t is number => t !== null);
     if (next.length > 0) await this.wakeBy(Math.min(...next));
+  }
+
+  /** Deletes the packs no blob and no snapshot uses any more (a failure is retried later). */
+  private async deleteOrphanPacks(): Promise<void> {
+    const packs = orphanPacks(this.sql);
+    for (let i = 0; i < packs.length; i += 1000) {
+      const batch = packs.slice(i, i + 1000);
+      await this.bucket.delete(batch);
+      forgetOrphanPacks(this.sql, batch);
+    }
   }
 
   /** Runs `work` when no other operation on snapshot `id` runs (in this object's memory). */

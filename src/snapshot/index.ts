@@ -26,6 +26,7 @@ import type { BlobRegistry } from "./registry.ts";
 export { ingestBlobs } from "./blobs.ts";
 export { type IngestError, payloadTooLarge } from "./errors.ts";
 export type { SnapshotEntry, SnapshotFiles } from "./files.ts";
+export { copyBlobs, type LocatedBlob } from "./gather.ts";
 export { commitManifest } from "./manifest.ts";
 export type { BlobRegistry, CommitOutcome, NewBlob } from "./registry.ts";
 export { receiptOf, type SnapshotIndex, type StoredFile };

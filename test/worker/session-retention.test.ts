@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
 import { configOf, DEFAULT_RETENTION_DAYS, readConfig } from "../../src/config.ts";
 import type { SnapshotReceipt } from "../../src/protocol/index.ts";
+import { UNUSED_SNAPSHOT_GRACE_MS } from "../../src/session/blob-store.ts";
+import type { OwnerIndex } from "../../src/session/owner-index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import { tarGz } from "../support/tarballs.ts";
 import { ALICE, api, createDrivenSession, sessionObject } from "../support/worker/sessions.ts";
@@ -24,6 +26,18 @@ async function uploadSnapshot(files: Record<string, string>): Promise<string> {
   const res = await api.uploadSnapshot(ALICE, bytes);
   expect(res.status).toBe(201);
   return ((await res.json()) as SnapshotReceipt).id;
+}
+
+/** Moves the owner index's clock `ms` ahead, runs its alarm (the garbage collection), resets it. */
+async function runOwnerAlarmAfter(owner: string, ms: number): Promise<void> {
+  const index = env.OWNERS.get(env.OWNERS.idFromName(owner));
+  await runInDurableObject(index, (object: OwnerIndex) => {
+    object.clock = () => Date.now() + ms;
+  });
+  await runDurableObjectAlarm(index);
+  await runInDurableObject(index, (object: OwnerIndex) => {
+    object.clock = () => Date.now();
+  });
 }
 
 async function snapshotStatus(id: string): Promise<number> {
@@ -71,7 +85,7 @@ describe("retention", () => {
     expect((await api.getSession(ALICE, session.id)).status).toBe("idle");
   });
 
-  it("deletes a snapshot from R2 only when the owner's last session using it is purged", async () => {
+  it("releases a snapshot when the owner's last session using it ends; it goes after the unused grace", async () => {
     const snapshotId = await uploadSnapshot({
       "README.md": "# retention fixture\n",
       "src/a.ts": `export const a = ${Date.now()};\n`,
@@ -85,11 +99,19 @@ describe("retention", () => {
     await api.archive(ALICE, first.id);
     await runAlarmAfter(first.id, RETENTION_MS + 1);
     expect((await api.call("GET", `/v1/sessions/${first.id}`, ALICE)).status).toBe(404);
+    await runOwnerAlarmAfter(owner, UNUSED_SNAPSHOT_GRACE_MS + 1);
     expect(await snapshotStatus(snapshotId)).toBe(200);
 
+    // The second session still lists, but its snapshot is no longer in use once it ended.
     await api.archive(ALICE, second.id);
-    await runAlarmAfter(second.id, RETENTION_MS + 1);
-    expect(await snapshotStatus(snapshotId)).toBe(404);
     expect(await index.snapshotsInUse()).not.toContain(snapshotId);
+    expect((await api.getSession(ALICE, second.id)).status).toBe("archived");
+    await runOwnerAlarmAfter(owner, UNUSED_SNAPSHOT_GRACE_MS - 60_000);
+    expect(await snapshotStatus(snapshotId)).toBe(200);
+    await runOwnerAlarmAfter(owner, UNUSED_SNAPSHOT_GRACE_MS + 1);
+    expect(await snapshotStatus(snapshotId)).toBe(404);
+    // Its own purge later finds nothing left to release.
+    await runAlarmAfter(second.id, RETENTION_MS + 1);
+    expect((await api.call("GET", `/v1/sessions/${second.id}`, ALICE)).status).toBe(404);
   });
 });

@@ -480,13 +480,21 @@ describe("incremental snapshots: retention with shared blobs", () => {
     await runDurableObjectAlarm(sessionObject(id));
   }
 
-  /** Runs the owner index's garbage collection as if the unused blobs' grace had passed. */
+  /**
+   * Runs the owner index's garbage collection as if the grace of the unused snapshots (those
+   * whose sessions all ended), and then that of the blobs they released, had passed.
+   */
   async function collectAfterGrace(who: { token: string }): Promise<void> {
     const index = ownerIndexStub(env, await ownerIdOf(who.token));
-    await runInDurableObject(index, (object: OwnerIndex) => {
-      object.clock = () => Date.now() + UNUSED_BLOB_GRACE_MS + 1;
-    });
-    await runDurableObjectAlarm(index);
+    for (const offsetMs of [
+      UNUSED_SNAPSHOT_GRACE_MS + 1,
+      UNUSED_SNAPSHOT_GRACE_MS + UNUSED_BLOB_GRACE_MS + 2,
+    ]) {
+      await runInDurableObject(index, (object: OwnerIndex) => {
+        object.clock = () => Date.now() + offsetMs;
+      });
+      await runDurableObjectAlarm(index);
+    }
     await runInDurableObject(index, (object: OwnerIndex) => {
       object.clock = () => Date.now();
     });
@@ -566,8 +574,10 @@ describe("incremental snapshots: retention with shared blobs", () => {
     expect(await files.read("a.ts")).toBe("export const a = 1;\n");
     expect(await index.snapshotsInUse()).toContain(receipt.id);
 
-    // Once purged for real, a new session on it is refused, and nothing is registered.
+    // Once purged for real (its session ended, its grace passed), a new session on it is
+    // refused, and nothing is registered.
     await purgeSession(who, session.id);
+    await collectAfterGrace(who);
     expect((await api.call("HEAD", `/v1/snapshots/${receipt.id}`, who)).status).toBe(404);
     const refused = await api.call("POST", "/v1/sessions", who, {
       json: { prompt: "plan it", snapshot_id: receipt.id },
