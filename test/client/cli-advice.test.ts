@@ -99,12 +99,13 @@ describe("planport attach: advice for a poll that ended without a plan", () => {
 
   it("timeout_pending: review it, then re-attach", async () => {
     feed.log.append(ev.exitPlanMode("p1"));
-    const line = await errorLine("--timeout", "300ms");
+    // Long enough for a busy machine's first poll to see the plan pending.
+    const line = await errorLine("--timeout", "10s");
     expect(line).toEqual({
       code: 4,
       reason: "timeout_pending",
       message:
-        "A plan was submitted for review, but no decision arrived within 300ms. " +
+        "A plan was submitted for review, but no decision arrived within 10s. " +
         `The session keeps waiting: review it (${STATUS} shows the link), then ${ATTACH}.`,
     });
   });
@@ -141,7 +142,7 @@ describe("planport attach: advice for a poll that ended without a plan", () => {
 
   it("without --json the same advice goes to stderr", async () => {
     feed.log.append(ev.exitPlanMode("p1"));
-    const { code, stdout, stderr } = await attach("--timeout", "300ms");
+    const { code, stdout, stderr } = await attach("--timeout", "10s");
     expect(code).toBe(4);
     expect(stdout).toBe("");
     expect(stderr).toContain(`then ${ATTACH}.`);

@@ -120,7 +120,12 @@ describe("planport attach --json", () => {
     ],
   ] as const)("%s exits %i with an error line", async (reason, exit, script) => {
     script();
-    const { code, stdout } = await runCli(attach("--timeout", "300ms"), { env: home.env });
+    // timeout_no_plan needs only the deadline to pass. timeout_pending also needs a poll to see
+    // the pending plan first, and the two other endings are on the first page: a busy machine
+    // is given ample time to fetch it (the first poll comes after 50 ms).
+    const timeout =
+      reason === "timeout_no_plan" ? "300ms" : reason === "timeout_pending" ? "10s" : "5m";
+    const { code, stdout } = await runCli(attach("--timeout", timeout), { env: home.env });
     expect(code).toBe(exit);
     const last = ndjson(stdout).at(-1);
     expect(last).toMatchObject({

@@ -70,7 +70,18 @@ interface Lane {
   responder?: Responder;
   requests: RecordedRequest[];
   cache: Set<string>;
+  /** Requests waiting for a script that fits them (see {@link SCRIPT_GRACE_MS}). */
+  waiting: Set<() => void>;
 }
+
+/**
+ * How long a request no scripted response fits waits for one before the double answers "no
+ * scripted response left". A test usually scripts a session's replies after creating it (it
+ * needs the session's plan path), while the worker calls the model as soon as the session
+ * exists: on a busy machine that first call can come before the script. Waiting for the
+ * script, not racing it, keeps the verdict independent of the machine's speed.
+ */
+const SCRIPT_GRACE_MS = 20_000;
 
 /**
  * Starts a double for `api` on a free loopback port.
@@ -83,7 +94,7 @@ export async function startProviderDouble(api: DoubleApi): Promise<ProviderDoubl
   const lane = (name: string) => {
     let l = lanes.get(name);
     if (!l) {
-      l = { script: [], requests: [], cache: new Set() };
+      l = { script: [], requests: [], cache: new Set(), waiting: new Set() };
       lanes.set(name, l);
     }
     return l;
@@ -98,6 +109,7 @@ export async function startProviderDouble(api: DoubleApi): Promise<ProviderDoubl
         const l = lane(control[1]!);
         if (control[2] === "script" && req.method === "POST") {
           l.script.push(...(JSON.parse(await readBody(req)) as ScriptedResponse[]));
+          for (const wake of [...l.waiting]) wake();
           return send(res, 204, {}, null);
         }
         return send(res, 200, {}, l.requests);
@@ -132,7 +144,27 @@ export async function startProviderDouble(api: DoubleApi): Promise<ProviderDoubl
       };
       const problem = api.wireProblem(req, body);
       if (problem) return answer(400, api.error("invalid_request_error", problem));
-      const index = l.script.findIndex((r) => r.match === undefined || raw.includes(r.match));
+      const fits = () => l.script.findIndex((r) => r.match === undefined || raw.includes(r.match));
+      let index = fits();
+      if (index === -1 && l.responder === undefined) {
+        // Wait for a script that fits, or give up after the grace (or when the caller leaves).
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            if (fits() === -1) return;
+            done();
+          };
+          const done = () => {
+            clearTimeout(timer);
+            l.waiting.delete(wake);
+            res.off("close", done);
+            resolve();
+          };
+          const timer = setTimeout(done, SCRIPT_GRACE_MS);
+          l.waiting.add(wake);
+          res.on("close", done);
+        });
+        index = fits();
+      }
       const next = index === -1 ? (l.responder?.(body) ?? null) : l.script.splice(index, 1)[0]!;
       if (next === null)
         return answer(500, api.error("api_error", "the test double has no scripted response left"));

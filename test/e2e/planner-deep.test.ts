@@ -264,11 +264,11 @@ describe("planning depth under wrangler dev (provider doubles over HTTP)", () =>
         }),
       ]);
       const done = await settled(pp, created.id, 60_000);
-      expect(done).toMatchObject({
+      const events = await pp.api.allEvents(pp.auth, created.id);
+      expect(done, JSON.stringify(events.slice(-3))).toMatchObject({
         phase: "plan_ready",
         pending: { tool_use_id: "toolu_long_exit" },
       });
-      const events = await pp.api.allEvents(pp.auth, created.id);
       const boundaries = events.flatMap((e) => {
         const b = compactBoundaryOf(e);
         return b === null ? [] : [b];

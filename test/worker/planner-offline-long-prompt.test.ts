@@ -64,7 +64,7 @@ describe("a 100,000-character single-token prompt in a real session", () => {
       planner: "offline",
       snapshot_id: snapshot,
     });
-    const after = await settled(session.id, 30_000);
+    const after = await settled(session.id);
     expect(after).toMatchObject({ status: "requires_action", phase: "plan_ready" });
     const events = await eventsOf(after);
     for (const e of events) expect(JSON.stringify(e).length).toBeLessThan(MAX_STORED_JSON_CHARS);

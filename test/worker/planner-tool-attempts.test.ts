@@ -1,9 +1,10 @@
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseEngineState } from "../../src/planner/engine-state.ts";
 import { step } from "../../src/planner/loop.ts";
 import { MAX_TOOL_ATTEMPTS } from "../../src/planner/tool-calls.ts";
 import type { SnapshotReceipt } from "../../src/protocol/index.ts";
+import { eventually } from "../support/eventually.ts";
 import { tarGz } from "../support/tarballs.ts";
 import { ALICE, api, sessionObject, withPort } from "../support/worker/sessions.ts";
 import { scriptedSession, text, tool, toolResultsOf, turn } from "./planner/helpers.ts";
@@ -137,8 +138,7 @@ describe("a Grep the session object is reset in, twice, in the real Durable Obje
     });
     for (let attempt = 1; attempt <= MAX_TOOL_ATTEMPTS; attempt++) {
       // The call is running once its start is recorded (the scan yields, so the object answers).
-      await vi.waitUntil(async () => (await attemptsOf(session.id, grep)) === attempt, {
-        timeout: 20_000,
+      await eventually(async () => (await attemptsOf(session.id, grep)) === attempt, {
         interval: 50,
       });
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -150,7 +150,7 @@ describe("a Grep the session object is reset in, twice, in the real Durable Obje
       ).rejects.toThrow("in the middle of a Grep");
     }
 
-    const after = await settled(session.id, 30_000);
+    const after = await settled(session.id);
     expect(after).toMatchObject({ status: "requires_action", phase: "plan_ready" });
     const events = await eventsOf(after);
     const result = resultOf(events, grep);

@@ -1,12 +1,13 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
 import { step } from "../../src/planner/loop.ts";
 import { type Event, parentToolUseIdOf } from "../../src/protocol/index.ts";
 import { requestStep } from "../../src/session/lifecycle.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import { createSession } from "../../src/session/sessions.ts";
+import { eventually } from "../support/eventually.ts";
 import { call, reply, SESSION_REQUEST, say } from "../support/provider-replies.ts";
 import { ALICE, api, ORIGIN, sessionObject } from "../support/worker/sessions.ts";
 import { anthropicLane } from "./planner/anthropic-lane.ts";
@@ -32,8 +33,6 @@ import {
 const RESTART = "restart in the middle of the explorers";
 /** The interrupted explorer's model latency: long enough to abort the object during it. */
 const SLOW_MS = 2_000;
-/** workerd retries a failed alarm after a backoff of seconds; allow for it. */
-const ALARM_RETRY_TIMEOUT_MS = 25_000;
 
 describe("a restart in the middle of a deep session's subagents, in the real session", () => {
   it("resumes each subagent where its log ends: finished turns and finished Tasks are never redone", async () => {
@@ -105,7 +104,7 @@ describe("a restart in the middle of a deep session's subagents, in the real ses
           Array.isArray(e.message.content) &&
           e.message.content.some((b) => b.type === "tool_result" && b.tool_use_id === id),
       );
-    await vi.waitUntil(
+    await eventually(
       async () => {
         const events = await eventsOf(session);
         const sent = await lane.requests();
@@ -121,7 +120,7 @@ describe("a restart in the middle of a deep session's subagents, in the real ses
           sent.some((x) => x.matched === "EXPLORE-B")
         );
       },
-      { timeout: 60_000, interval: 20 },
+      { interval: 20 },
     );
     await expect(
       runInDurableObject(sessionObject(session.id), (_o, state) => state.abort(RESTART)),
@@ -135,7 +134,7 @@ describe("a restart in the middle of a deep session's subagents, in the real ses
     expect(taskResult(before, "toolu_a")).toBe(false);
     expect(taskResult(before, "toolu_b")).toBe(false);
 
-    const after = await settled(session.id, ALARM_RETRY_TIMEOUT_MS);
+    const after = await settled(session.id);
     expect(after).toMatchObject({ status: "requires_action", phase: "plan_ready" });
     // Past the interrupted call's latency: its late answer must not land anywhere.
     await new Promise((resolve) => setTimeout(resolve, SLOW_MS));

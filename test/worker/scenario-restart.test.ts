@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionObject } from "../../src/session/session-object.ts";
+import { eventually } from "../support/eventually.ts";
 import { ALICE, api, sessionObject } from "../support/worker/sessions.ts";
 import {
   eventsOf,
@@ -27,8 +28,6 @@ const RESTART = "restart in the middle of a step";
 const FINAL = "# Plan\n\n1. Round `invoiceTotal` to cents.\n";
 /** Long enough for the test to see the call in flight and abort the object during it. */
 const MODEL_LATENCY_MS = 1_500;
-/** workerd retries a failed alarm after a backoff of seconds; allow for it and the replayed call. */
-const ALARM_RETRY_TIMEOUT_MS = 20_000;
 
 describe("a restart in the middle of a step, in the real session", () => {
   it("resumes after the object is aborted during a model call: no duplicated event, effect or call", async () => {
@@ -50,7 +49,7 @@ describe("a restart in the middle of a step, in the real session", () => {
       (o: SessionObject) => o,
     );
     // The second model call is in flight once the spy has seen its request: reset right then.
-    await vi.waitUntil(() => requests.length === 2, { timeout: 60_000, interval: 5 });
+    await eventually(() => requests.length === 2, { interval: 5 });
     await expect(
       runInDurableObject(sessionObject(session.id), (_o, state) => state.abort(RESTART)),
     ).rejects.toThrow(RESTART);
@@ -63,7 +62,7 @@ describe("a restart in the middle of a step, in the real session", () => {
     // The next instance (started by the reads above) re-arms the alarm for the step still due
     // in SQLite, and the runtime runs it once the failed run is over (workerd's retry backoff
     // makes that a few seconds); the step resumes from what SQLite holds.
-    const after = await settled(session.id, ALARM_RETRY_TIMEOUT_MS);
+    const after = await settled(session.id);
     const instanceAfter = await runInDurableObject(
       sessionObject(session.id),
       (o: SessionObject) => o,

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   APPROVED_PLAN_EDITED_MARKER,
   APPROVED_PLAN_MARKER,
@@ -9,6 +9,7 @@ import {
   toolResultText,
 } from "../../src/protocol/index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
+import { eventually } from "../support/eventually.ts";
 import {
   ALICE,
   api,
@@ -112,7 +113,7 @@ describe("decisions on a pending ExitPlanMode", () => {
       true,
     );
     // The approval woke the loop: its alarm ran the next step.
-    await vi.waitUntil(() => stepsRun(session.id) === 1);
+    await eventually(() => stepsRun(session.id) === 1);
   });
 
   it("approve with an edited plan replaces the plan file and uses the edited marker", async () => {

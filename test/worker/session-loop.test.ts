@@ -1,9 +1,10 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { configOf } from "../../src/config.ts";
 import type { SessionPort, StepResult } from "../../src/planner/port.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
+import { eventually } from "../support/eventually.ts";
 import { ALICE, api, createDrivenSession, sessionObject } from "../support/worker/sessions.ts";
 
 /**
@@ -49,9 +50,7 @@ describe("the loop driven by the alarm", () => {
       return calls < 3 ? { next: "continue" } : { next: "idle" };
     });
     await api.message(ALICE, session.id, { text: "go" });
-    await vi.waitUntil(async () => (await api.getSession(ALICE, session.id)).status === "idle", {
-      timeout: 60_000,
-    });
+    await eventually(async () => (await api.getSession(ALICE, session.id)).status === "idle");
     expect(calls).toBe(3);
     const texts = (await api.allEvents(ALICE, session.id)).flatMap((e) =>
       e.type === "assistant"
@@ -79,11 +78,11 @@ describe("the loop driven by the alarm", () => {
       return { next: "idle" };
     });
     await api.message(ALICE, session.id, { text: "first" });
-    await vi.waitUntil(() => calls === 1);
+    await eventually(() => calls === 1);
     await api.message(ALICE, session.id, { text: "second, while the step runs" });
     release();
-    await vi.waitUntil(() => calls === 2, { timeout: 60_000 });
-    await vi.waitUntil(async () => (await api.getSession(ALICE, session.id)).status === "idle");
+    await eventually(() => calls === 2);
+    await eventually(async () => (await api.getSession(ALICE, session.id)).status === "idle");
   });
 
   it("wait with wakeAt sets the alarm for the AFK timeout and wakes the engine then", async () => {
@@ -106,10 +105,8 @@ describe("the loop driven by the alarm", () => {
       return { next: "idle" };
     });
     await api.message(ALICE, session.id, { text: "go" });
-    await vi.waitUntil(
-      async () => (await api.getSession(ALICE, session.id)).phase === "needs_input",
-    );
-    await vi.waitUntil(async () => (await alarmOf(session.id)) === wakeAt);
+    await eventually(async () => (await api.getSession(ALICE, session.id)).phase === "needs_input");
+    await eventually(async () => (await alarmOf(session.id)) === wakeAt);
     // Nothing runs before the AFK deadline…
     expect(await runDurableObjectAlarm(sessionObject(session.id))).toBe(true);
     expect(calls).toBe(1);
@@ -133,9 +130,7 @@ describe("the loop driven by the alarm", () => {
       throw new Error("model endpoint refused the request");
     });
     await api.message(ALICE, session.id, { text: "go" });
-    await vi.waitUntil(async () => (await api.getSession(ALICE, session.id)).phase === "done", {
-      timeout: 60_000,
-    });
+    await eventually(async () => (await api.getSession(ALICE, session.id)).phase === "done");
     const after = await api.getSession(ALICE, session.id);
     expect(after).toMatchObject({
       status: "idle",
@@ -169,10 +164,10 @@ describe("the loop driven by the alarm", () => {
       return { next: "continue" };
     });
     await api.message(ALICE, session.id, { text: "go" });
-    await vi.waitUntil(() => started);
+    await eventually(() => started);
     await api.archive(ALICE, session.id);
     release();
-    await vi.waitUntil(() => threw, { timeout: 60_000 });
+    await eventually(() => threw);
     const events = await api.allEvents(ALICE, session.id);
     expect(events.at(-1)).toMatchObject({ type: "result", subtype: "archived" });
     expect((await api.getSession(ALICE, session.id)).status).toBe("archived");

@@ -1,5 +1,6 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Event, toolResultText } from "../../src/protocol/index.ts";
+import { eventually } from "../support/eventually.ts";
 import {
   ALICE,
   api,
@@ -90,7 +91,7 @@ describe("messages", () => {
     expect((await api.getSession(ALICE, idle.id)).status).toBe("idle");
     const woke = await api.message(ALICE, idle.id, { text: "Also cover the CLI." });
     expect(woke.status).toBe("running");
-    await vi.waitUntil(() => stepsRun(idle.id) === 1);
+    await eventually(() => stepsRun(idle.id) === 1);
     const events = await api.allEvents(ALICE, idle.id);
     expect(events.at(-1)).toMatchObject({
       type: "user",

@@ -1,6 +1,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionObject } from "../../src/session/session-object.ts";
+import { eventually } from "../support/eventually.ts";
 import {
   ALICE,
   api,
@@ -33,7 +34,7 @@ describe("a new Durable Object instance", () => {
       feedback: "Add tests.",
     });
     // The rejection woke the loop; let that step finish so nothing is in flight at the abort.
-    await vi.waitUntil(
+    await eventually(
       async () =>
         stepsRun(session.id) === 1 && (await api.getSession(ALICE, session.id)).status === "idle",
     );

@@ -4,6 +4,7 @@ import type { Session } from "../../src/protocol/index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import { retryDelayMs, signatureOf, type WebhookPayload } from "../../src/session/webhooks.ts";
 import { type Delivery, listDeliveries, readAnnounced } from "../../src/session/webhooks-outbox.ts";
+import { eventually } from "../support/eventually.ts";
 import {
   ALICE,
   api,
@@ -244,7 +245,7 @@ describe("webhook deliveries", () => {
     await runInDurableObject(sessionObject(session.id), async (object: SessionObject, state) => {
       await object.alarm();
       // The alarm returned; the receiver gets the request and does not answer.
-      await vi.waitUntil(() => received.length === 1);
+      await eventually(() => received.length === 1);
       expect(listDeliveries(state.storage.sql)[0]).toMatchObject({
         state: "pending",
         attempts: 1,

@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { expect, vi } from "vitest";
+import { expect } from "vitest";
 import { ownerIdOf } from "../../../src/api/auth.ts";
 import { step } from "../../../src/planner/loop.ts";
 import { createPlanner } from "../../../src/planner/models/index.ts";
@@ -17,6 +17,7 @@ import type {
 import { requestStep } from "../../../src/session/lifecycle.ts";
 import type { SessionObject } from "../../../src/session/session-object.ts";
 import { createSession } from "../../../src/session/sessions.ts";
+import { eventually } from "../../support/eventually.ts";
 import { tarGz } from "../../support/tarballs.ts";
 import { ALICE, api, ORIGIN, sessionObject } from "../../support/worker/sessions.ts";
 import { shopFixture } from "../planner/helpers.ts";
@@ -28,8 +29,6 @@ import { shopFixture } from "../planner/helpers.ts";
  * used is a recording spy around the real scripted planner where a test must see what the
  * model was sent.
  */
-
-const SETTLE_TIMEOUT_MS = 10_000;
 
 /** Uploads the `shop` fixture repository as a snapshot through the API; returns its id. */
 export async function uploadShop(): Promise<{ id: string; files: Record<string, string> }> {
@@ -106,14 +105,14 @@ export async function startRecorded(
 }
 
 /** Waits until the loop has stopped: the session waits for the user, is idle, or ended. */
-export async function settled(id: string, timeoutMs = SETTLE_TIMEOUT_MS): Promise<Session> {
+export async function settled(id: string): Promise<Session> {
   let session = await api.getSession(ALICE, id);
-  await vi.waitUntil(
+  await eventually(
     async () => {
       session = await api.getSession(ALICE, id);
       return session.status !== "running";
     },
-    { timeout: timeoutMs, interval: 20 },
+    { interval: 20 },
   );
   return session;
 }
