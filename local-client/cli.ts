@@ -1,10 +1,9 @@
 import { Command, CommanderError, Option } from "commander";
 import { EXIT } from "./cli/exit-codes.ts";
-import { type PlanFlags, type PollFlags, runAttach, runPlan } from "./cli/poll-command.ts";
+import type { PlanFlags, PollFlags } from "./cli/poll-command.ts";
 import type { PullFlags } from "./cli/pull-check.ts";
 import type { ReviewFlags } from "./cli/review-command.ts";
-import { runEmbedded, runServe } from "./cli/serve.ts";
-import { runList, runPull, runStatus, runStop, type ServerFlags } from "./cli/session-commands.ts";
+import type { ServerFlags } from "./cli/session-commands.ts";
 import type { WatchFlags } from "./cli/watch-command.ts";
 import { UsageError } from "./errors.ts";
 import { terminalText } from "./terminal-text.ts";
@@ -12,7 +11,9 @@ import { terminalText } from "./terminal-text.ts";
 /**
  * The `planport` command line (docs/PROTOCOL.md "CLI"). Each command is a thin shell over one function
  * in `cli/`; this file only declares the commands and their flags and turns outcomes into exit
- * codes.
+ * codes. Each command's module is imported when the command runs, never here: `--help` and a
+ * usage error load this table and commander, nothing else (the build splits each command's
+ * code into chunks of its own).
  */
 
 function pollingOptions(cmd: Command): Command {
@@ -85,7 +86,10 @@ export function buildProgram(done: (code: number) => void): Command {
         "--approvers <labels>",
         "owners who must approve the plan (comma-separated labels); you can still keep it planning",
       ),
-  ).action(async (task: string[], opts: PlanFlags) => done(await runPlan(task, opts)));
+  ).action(async (task: string[], opts: PlanFlags) => {
+    const { runPlan } = await import("./cli/poll-command.ts");
+    done(await runPlan(task, opts));
+  });
 
   pollingOptions(
     program
@@ -94,7 +98,10 @@ export function buildProgram(done: (code: number) => void): Command {
         "resume waiting for a session's plan (after Ctrl-C, a lost network or a timeout)",
       )
       .argument("<session-id>"),
-  ).action(async (id: string, opts: PollFlags) => done(await runAttach(id, opts)));
+  ).action(async (id: string, opts: PollFlags) => {
+    const { runAttach } = await import("./cli/poll-command.ts");
+    done(await runAttach(id, opts));
+  });
 
   serverOptions(
     program
@@ -115,22 +122,25 @@ export function buildProgram(done: (code: number) => void): Command {
     .option("--repo <dir>", "the repository the plan is for (default: the current directory)")
     .option("--interval <duration>", "time between polls (ms, s, m)", "3s")
     .action(async (id: string, opts: ReviewFlags) => {
-      // Loaded on use: the markdown renderer and its syntax highlighter are large.
       const { runReview } = await import("./cli/review-command.ts");
       done(await runReview(id, opts));
     });
 
   serverOptions(program.command("status").description("show one session").argument("<session-id>"))
     .option("--json", "print the session as JSON")
-    .action(async (id: string, opts: ServerFlags) => done(await runStatus(id, opts)));
+    .action(async (id: string, opts: ServerFlags) => {
+      const { runStatus } = await import("./cli/session-commands.ts");
+      done(await runStatus(id, opts));
+    });
 
   serverOptions(program.command("list").description("list your sessions, newest first"))
     .option("--limit <n>", "how many (1–100)", "50")
     .option("--awaiting-me", "list the sessions waiting for your approval instead")
     .option("--json", "print the list as JSON")
-    .action(async (opts: ServerFlags & { limit?: string; awaitingMe?: boolean }) =>
-      done(await runList(opts)),
-    );
+    .action(async (opts: ServerFlags & { limit?: string; awaitingMe?: boolean }) => {
+      const { runList } = await import("./cli/session-commands.ts");
+      done(await runList(opts));
+    });
 
   serverOptions(
     program
@@ -148,7 +158,10 @@ export function buildProgram(done: (code: number) => void): Command {
     program.command("stop").description("stop (archive) a session").argument("<session-id>"),
   )
     .option("--json", "print the archived session as JSON")
-    .action(async (id: string, opts: ServerFlags) => done(await runStop(id, opts)));
+    .action(async (id: string, opts: ServerFlags) => {
+      const { runStop } = await import("./cli/session-commands.ts");
+      done(await runStop(id, opts));
+    });
 
   serverOptions(
     program
@@ -166,7 +179,10 @@ export function buildProgram(done: (code: number) => void): Command {
     )
     .option("--branch <name>", "with --apply: apply on a new branch of this name")
     .option("--repo <dir>", "where to apply (default: the current directory)")
-    .action(async (id: string, opts: ServerFlags & PullFlags) => done(await runPull(id, opts)));
+    .action(async (id: string, opts: ServerFlags & PullFlags) => {
+      const { runPull } = await import("./cli/session-commands.ts");
+      done(await runPull(id, opts));
+    });
 
   program
     .command("serve")
@@ -175,13 +191,19 @@ export function buildProgram(done: (code: number) => void): Command {
     )
     .option("--port <port>", "TCP port on 127.0.0.1", "8787")
     .option("--persist <dir>", "state directory (default: the embedded worker's)")
-    .action(async (opts: { port?: string; persist?: string }) => done(await runServe(opts)));
+    .action(async (opts: { port?: string; persist?: string }) => {
+      const { runServe } = await import("./cli/serve.ts");
+      done(await runServe(opts));
+    });
 
   program
     .command("embedded")
     .description("show the embedded local worker started on demand, or stop it")
     .option("--stop", "stop it")
-    .action(async (opts: { stop?: boolean }) => done(await runEmbedded(opts)));
+    .action(async (opts: { stop?: boolean }) => {
+      const { runEmbedded } = await import("./cli/serve.ts");
+      done(await runEmbedded(opts));
+    });
 
   serverOptions(
     program

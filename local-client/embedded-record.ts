@@ -48,17 +48,33 @@ export async function stopRecordedWorker(recordPath: string): Promise<boolean> {
 
 /**
  * A recorded pid may have been reused by an unrelated process after a reboot: only a process
- * whose command line names our persist dir is ours to reuse or signal.
+ * whose command line is our worker host (or, from older versions, wrangler) on our persist
+ * dir is ours to reuse or signal.
  */
 export function isOurWorker(record: EmbeddedRecord): boolean {
   try {
-    const args = execFileSync("ps", ["-o", "args=", "-p", String(record.pid)], {
+    const args = commandLine(record.pid);
+    return (
+      (args.includes("worker-host") || args.includes("wrangler")) &&
+      args.includes(record.persist_dir)
+    );
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A process's command line: from /proc where there is one (no process to start, which every
+ * command using the embedded worker would otherwise pay), else from `ps`.
+ */
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return execFileSync("ps", ["-o", "args=", "-p", String(pid)], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "ignore"],
     });
-    return args.includes("wrangler") && args.includes(record.persist_dir);
-  } catch {
-    return false;
   }
 }
 

@@ -14,7 +14,8 @@ import { freePort, startWorkerProcess } from "./worker-process.ts";
 
 /**
  * The embedded local worker: with no server configured, the CLI runs the planport worker on
- * this machine (`wrangler dev`, state under `$XDG_DATA_HOME/planport`).
+ * this machine (the built worker in Miniflare, worker-host.ts; state, temporary files and its
+ * log under `$XDG_DATA_HOME/planport`, nothing anywhere else).
  *
  * Decision: the worker runs detached and may outlive the CLI that started it. A planning
  * session is driven by Durable Object alarms inside that worker and its review link points at
@@ -53,6 +54,10 @@ export interface EmbeddedPaths {
   startLock: string;
   /** The port the worker last ran on, tried first so review links survive a restart. */
   lastPort: string;
+  /** The runtime's temporary files (its TMPDIR). */
+  tmp: string;
+  /** The host's code cache (compile-cache.ts). */
+  cache: string;
 }
 
 /**
@@ -73,6 +78,8 @@ export function embeddedPaths(env: NodeJS.ProcessEnv = process.env): EmbeddedPat
     users: join(root, "embedded", "users"),
     startLock: join(root, "embedded", "start.lock"),
     lastPort: join(root, "embedded", "port"),
+    tmp: join(root, "tmp"),
+    cache: join(root, "cache"),
   };
 }
 
@@ -170,15 +177,20 @@ export async function useEmbeddedWorker(
       opts.onStart?.();
       await stopRecordedWorker(paths.record);
       writeWorkerEnvFile(paths.envFile, { token, planner: env.PLANPORT_PLANNER || "offline" }, env);
+      clearStaleTmp(paths.tmp);
       const worker = await startWorkerProcess({
+        runtime: "built",
         port: await preferredPort(paths.lastPort),
         persistDir: paths.persistDir,
         envFile: paths.envFile,
         logFile: paths.log,
+        tmpDir: paths.tmp,
+        cacheDir: paths.cache,
         unref: true,
       }).catch((err: unknown) => {
         throw new Error(
-          `the local planport worker did not start (${(err as Error).message}); its log is ${paths.log}`,
+          `the local planport worker did not start (${(err as Error).message}); ` +
+            `the end of its log (${paths.log}):\n${logTail(paths.log)}`,
           { cause: err },
         );
       });
@@ -279,6 +291,25 @@ async function portIsFree(port: number): Promise<boolean> {
     server.once("error", () => resolve(false));
     server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * Empties the runtime's temporary folder before a worker starts (under the start lock, so no
+ * other worker is using it): a worker that was killed leaves its files there.
+ */
+function clearStaleTmp(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
+
+/** The last lines of a log, for an error that says why the worker did not start. */
+export function logTail(path: string, lines = 20): string {
+  try {
+    const text = readFileSync(path, "utf8").trimEnd();
+    return text.split("\n").slice(-lines).join("\n") || "(empty)";
+  } catch {
+    return "(no log was written)";
+  }
 }
 
 function safeReaddir(dir: string): string[] {

@@ -1,5 +1,5 @@
 import stripAnsi from "strip-ansi";
-import { showDirectionControls } from "../src/protocol/index.ts";
+import { showDirectionControls } from "../src/protocol/text-direction.ts";
 
 /**
  * Text from the server or the model, made safe to print to a terminal. A session title (it

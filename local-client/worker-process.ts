@@ -1,22 +1,27 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { closeSync, existsSync, openSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { createServer } from "node:net";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { abortAfter } from "./abort-after.ts";
+import { PACKAGE_ROOT } from "./package-root.ts";
 import { readBodyAtMost } from "./response-body.ts";
 
 /**
- * Runs the planport worker in wrangler's local runtime (`wrangler dev`): the embedded default
- * server and the end-to-end tests both start it through here.
+ * Runs the planport worker on this machine, in one of two ways:
+ *
+ * - `"built"`: the bundle `npm run build` made (`dist/worker/`), run by the worker host
+ *   (worker-host.ts, Miniflare's API). What the embedded local worker and `planport serve`
+ *   run: no bundling at start, nothing written outside the folders it is given.
+ * - `"wrangler"`: `wrangler dev` on the TypeScript entry (wrangler.toml's `main`), as a
+ *   contributor runs it; the end-to-end tests start the worker this way.
  */
 
-/** The planport package root (where `wrangler.toml` and `node_modules/wrangler` live). */
-export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export { PACKAGE_ROOT };
 
 const READY_TIMEOUT_MS = 60_000;
-const READY_PROBE_INTERVAL_MS = 100;
+const READY_PROBE_INTERVAL_MS = 25;
 
 export interface WorkerProcessOptions {
   /** Directory for Durable Object SQLite files and R2 blobs; survives restarts. */
@@ -38,6 +43,12 @@ export interface WorkerProcessOptions {
   unref?: boolean;
   /** A wrangler config to run instead of the package's wrangler.toml (tests derive one from it). */
   configPath?: string;
+  /** `"wrangler"` (default): `wrangler dev` on the sources; `"built"`: the built bundle. */
+  runtime?: "wrangler" | "built";
+  /** With `"built"`: Miniflare's temporary files go here (default: the OS's). */
+  tmpDir?: string;
+  /** With `"built"`: where the host keeps its code cache (none when absent). */
+  cacheDir?: string;
 }
 
 export interface WorkerProcess {
@@ -64,7 +75,8 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Starts `wrangler dev` for this package and resolves once `/v1/healthz` answers.
+ * Starts the worker (`opts.runtime`) and resolves once `/v1/healthz` answers; a worker that
+ * exits before that is an error at once.
  *
  * @example
  * const worker = await startWorkerProcess({ persistDir: "/tmp/pp", vars: { PLANPORT_TOKENS: "t" } });
@@ -73,37 +85,15 @@ export async function freePort(): Promise<number> {
  */
 export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<WorkerProcess> {
   const port = opts.port ?? (await freePort());
-  const inspectorPort = await freePort();
-  const wranglerBin = join(PACKAGE_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
-  if (!existsSync(wranglerBin)) {
-    throw new Error(
-      `wrangler is not installed at ${wranglerBin}; run \`npm ci\` in ${PACKAGE_ROOT} first`,
-    );
-  }
-  const args = [
-    wranglerBin,
-    "dev",
-    "--config",
-    opts.configPath ?? join(PACKAGE_ROOT, "wrangler.toml"),
-    "--ip",
-    "127.0.0.1",
-    "--port",
-    String(port),
-    "--inspector-port",
-    String(inspectorPort),
-    "--persist-to",
-    opts.persistDir,
-    "--show-interactive-dev-session=false",
-    "--log-level",
-    "warn",
-  ];
-  for (const [name, value] of Object.entries(opts.vars ?? {}))
-    args.push("--var", `${name}:${value}`);
-  if (opts.envFile !== undefined) args.push("--env-file", opts.envFile);
+  const args = opts.runtime === "built" ? builtArgs(opts, port) : await wranglerArgs(opts, port);
   const logFd = opts.logFile === undefined ? undefined : openSync(opts.logFile, "a", 0o600);
 
+  // The built worker runs from its state folder: nothing of it lands in the package's folder,
+  // which an ordinary user may not be able to write.
+  const cwd = opts.runtime === "built" ? opts.persistDir : PACKAGE_ROOT;
+  mkdirSync(cwd, { recursive: true, mode: 0o700 });
   const child = spawn(process.execPath, args, {
-    cwd: PACKAGE_ROOT,
+    cwd,
     // Its own process group, so a kill reaches workerd too and never leaves a port held.
     detached: true,
     stdio: logFd === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", logFd, logFd],
@@ -113,6 +103,12 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
       CLOUDFLARE_CF_FETCH_ENABLED: "false",
       NO_COLOR: "1",
       CI: "true",
+      ...(opts.tmpDir === undefined ? {} : { TMPDIR: opts.tmpDir }),
+      // wrangler's debug logs go to a temporary folder, not to ~/.config/.wrangler/logs
+      // where every run would leave one.
+      ...(opts.runtime === "built"
+        ? {}
+        : { WRANGLER_LOG_PATH: join(tmpdir(), "planport-wrangler-logs") }),
     },
   });
   if (logFd !== undefined) closeSync(logFd);
@@ -148,6 +144,55 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
       await exited;
     },
   };
+}
+
+/** `wrangler dev` on the TypeScript entry. */
+async function wranglerArgs(opts: WorkerProcessOptions, port: number): Promise<string[]> {
+  const inspectorPort = await freePort();
+  const wranglerBin = join(PACKAGE_ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+  if (!existsSync(wranglerBin)) {
+    throw new Error(
+      `wrangler is not installed at ${wranglerBin}; run \`npm ci\` in ${PACKAGE_ROOT} first`,
+    );
+  }
+  const args = [
+    wranglerBin,
+    "dev",
+    "--config",
+    opts.configPath ?? join(PACKAGE_ROOT, "wrangler.toml"),
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspectorPort),
+    "--persist-to",
+    opts.persistDir,
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    "warn",
+  ];
+  for (const [name, value] of Object.entries(opts.vars ?? {}))
+    args.push("--var", `${name}:${value}`);
+  if (opts.envFile !== undefined) args.push("--env-file", opts.envFile);
+  return args;
+}
+
+/** The worker host on the built bundle (dist/, made by `npm run build`). */
+function builtArgs(opts: WorkerProcessOptions, port: number): string[] {
+  const host = join(PACKAGE_ROOT, "dist", "cli", "worker-host.js");
+  if (!existsSync(host) || !existsSync(join(PACKAGE_ROOT, "dist", "worker", "index.js"))) {
+    throw new Error(
+      `the worker is not built in ${PACKAGE_ROOT} (no dist/); run \`npm run build\` there (\`npm ci\` does it)`,
+    );
+  }
+  const args = [host, "--port", String(port), "--persist", opts.persistDir];
+  if (opts.envFile !== undefined) args.push("--env-file", opts.envFile);
+  if (opts.logFile !== undefined) args.push("--log", opts.logFile);
+  if (opts.cacheDir !== undefined) args.push("--cache", opts.cacheDir);
+  for (const [name, value] of Object.entries(opts.vars ?? {}))
+    args.push("--var", `${name}=${value}`);
+  return args;
 }
 
 function hasExited(child: ChildProcess): boolean {

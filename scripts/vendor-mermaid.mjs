@@ -1,50 +1,57 @@
 // @ts-check
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 /**
- * Copies mermaid's browser bundle (node_modules/mermaid/dist/mermaid.min.js) into the worker's
- * static assets, public/review/vendor/mermaid.min.js (git-ignored), where wrangler serves it
- * (`[assets]` in wrangler.toml) to the review page's diagram frames. Run by `postinstall`, so
- * every `npm ci` / `npm install` leaves the asset in place; it fails when the installed mermaid
- * is not the version package.json pins.
+ * Updates the review page's diagram renderer: mermaid's browser bundle, committed at
+ * public/review/vendor/mermaid.min.js, where the worker serves it as a static asset
+ * (`[assets]` in wrangler.toml) to the review page's diagram frames.
+ *
+ * Why committed rather than installed: mermaid is 135 MB installed (and warns on Node 20) for
+ * one 5.5 MB browser file. The bundle ships in the package (`files` has public/), so neither a
+ * clone's `npm ci` nor a user's `npm install -g` fetches mermaid; this script is how a
+ * maintainer moves to another version. It downloads the pinned version's tarball from the npm
+ * registry (`npm pack`) into a temporary folder and copies the one file.
  *
  * @example
- * node scripts/vendor-mermaid.mjs                      # from this checkout's node_modules
- * node scripts/vendor-mermaid.mjs /elsewhere/node_modules/mermaid   # from another install
+ * npm run vendor:mermaid            # the version pinned below
+ * node scripts/vendor-mermaid.mjs 12.4.0
  */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Where the asset goes, and the URL path wrangler serves it at (/review/vendor/mermaid.min.js). */
+/** The mermaid version the committed bundle comes from. */
+export const MERMAID_VERSION = "12.3.0";
+
+/** Where the asset goes; served at /review/vendor/mermaid.min.js. */
 export const MERMAID_ASSET = join(ROOT, "public", "review", "vendor", "mermaid.min.js");
 
-/** Copies the bundle; answers the mermaid version copied. */
-export function vendorMermaid(packageDir = defaultPackageDir()) {
-  const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8"));
-  const pinned = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).dependencies?.mermaid;
-  if (pinned && manifest.version !== pinned) {
-    throw new Error(`mermaid ${manifest.version} is installed, package.json pins ${pinned}`);
+/** Downloads mermaid `version` and writes its browser bundle to the asset path. */
+export function vendorMermaid(version = MERMAID_VERSION) {
+  const work = mkdtempSync(join(tmpdir(), "planport-mermaid-"));
+  try {
+    const tarball = execFileSync("npm", ["pack", `mermaid@${version}`, "--silent"], {
+      cwd: work,
+      encoding: "utf8",
+    }).trim();
+    execFileSync("tar", ["-xzf", tarball, "package/dist/mermaid.min.js"], { cwd: work });
+    // The source map is not shipped: drop the comment that would make devtools ask for it.
+    const text = readFileSync(join(work, "package", "dist", "mermaid.min.js"), "utf8").replace(
+      /\n?\/\/# sourceMappingURL=\S+\s*$/,
+      "\n",
+    );
+    mkdirSync(dirname(MERMAID_ASSET), { recursive: true });
+    writeFileSync(MERMAID_ASSET, text);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
-  mkdirSync(dirname(MERMAID_ASSET), { recursive: true });
-  copyFileSync(join(packageDir, "dist", "mermaid.min.js"), MERMAID_ASSET);
-  // The source map is not shipped: drop the comment that would make devtools ask for it.
-  const text = readFileSync(MERMAID_ASSET, "utf8").replace(
-    /\n?\/\/# sourceMappingURL=\S+\s*$/,
-    "\n",
-  );
-  writeFileSync(MERMAID_ASSET, text);
-  return String(manifest.version);
-}
-
-function defaultPackageDir() {
-  const require = createRequire(join(ROOT, "package.json"));
-  return dirname(require.resolve("mermaid/package.json"));
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const version = vendorMermaid(process.argv[2] ? resolve(process.argv[2]) : undefined);
+  const version = process.argv[2] ?? MERMAID_VERSION;
+  vendorMermaid(version);
   console.log(`mermaid ${version} -> ${MERMAID_ASSET.slice(ROOT.length + 1)}`);
 }

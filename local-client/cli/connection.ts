@@ -1,5 +1,4 @@
 import { type Api, createApi, normalizeServer } from "../api.ts";
-import { useEmbeddedWorker } from "../embedded.ts";
 import { UsageError } from "../errors.ts";
 import { readUserConfig, userConfigPath } from "../home.ts";
 
@@ -84,9 +83,11 @@ export async function connect(
     const api = createApi({ server: resolved.server, token: resolved.token, signal: ui.signal });
     return { ...resolved, api, release: async () => {} };
   }
+  // Loaded only when used: a command against a configured server never pays for it.
+  const { useEmbeddedWorker } = await import("../embedded.ts");
   const local = await useEmbeddedWorker({
     env,
-    onStart: () => ui.status("starting the local planport worker (wrangler dev)…"),
+    onStart: () => ui.status("starting the local planport worker…"),
   });
   const api = createApi({ server: local.server, token: local.token, signal: ui.signal });
   return {

@@ -1,4 +1,4 @@
-import { ApiError } from "../api.ts";
+import { ApiError } from "../api-error.ts";
 import { UsageError } from "../errors.ts";
 import type { PollErrorReason } from "../poll-error.ts";
 

@@ -53,9 +53,12 @@ export async function runServe(flags: { port?: string; persist?: string }): Prom
   writeWorkerEnvFile(envFile, { token, planner: process.env.PLANPORT_PLANNER || "auto" });
   process.stderr.write(`starting the planport worker on port ${port} (state in ${persistDir})…\n`);
   const worker = await startWorkerProcess({
+    runtime: "built",
     port,
     persistDir,
     envFile,
+    tmpDir: paths.tmp,
+    cacheDir: paths.cache,
     // wrangler echoes what the worker logs, which can quote sessions and model output.
     log: (line) => process.stderr.write(`[worker] ${terminalText(line)}\n`),
   });

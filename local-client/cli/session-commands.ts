@@ -39,7 +39,8 @@ function err(message: string): void {
 
 /**
  * Runs `fn` with a connection; maps failures to a message on stderr (with advice, naming
- * `sessionId` where it helps) and an exit code.
+ * `sessionId` where it helps) and an exit code. A malformed `sessionId` is refused before any
+ * server is reached or started.
  */
 async function withConnection(
   flags: ServerFlags,
@@ -48,6 +49,7 @@ async function withConnection(
 ): Promise<number> {
   let conn: Connection | null = null;
   try {
+    if (sessionId !== undefined) assertSessionId(sessionId);
     conn = await connect(flags, { note: err, status: err });
     return await fn(conn);
   } catch (e) {
@@ -65,25 +67,28 @@ async function withConnection(
  * additive `plan_adherence` field. A failure to read it never fails the status.
  */
 export function runStatus(id: string, flags: ServerFlags): Promise<number> {
-  return withConnection(flags, async ({ api }) => {
-    assertSessionId(id);
-    const session = await withRetry(() => api.getSession(id));
-    const adherence = executedRemotely(session) ? await readAdherence(api, id) : null;
-    if (flags.json) {
-      const extra = adherence?.ok ? { plan_adherence: adherence.value } : {};
-      process.stdout.write(`${terminalJson({ ...session, ...extra })}\n`);
+  return withConnection(
+    flags,
+    async ({ api }) => {
+      const session = await withRetry(() => api.getSession(id));
+      const adherence = executedRemotely(session) ? await readAdherence(api, id) : null;
+      if (flags.json) {
+        const extra = adherence?.ok ? { plan_adherence: adherence.value } : {};
+        process.stdout.write(`${terminalJson({ ...session, ...extra })}\n`);
+        return EXIT.ok;
+      }
+      const lines = [sessionDetails(session, Date.now())];
+      if (adherence) {
+        const text = adherence.ok
+          ? adherence.value.sentence
+          : `could not be read: ${errorText(adherence.error, { sessionId: id })}`;
+        lines.push(`${"adherence".padEnd(ADHERENCE_LABEL_WIDTH)}  ${terminalLine(text)}`);
+      }
+      process.stdout.write(`${lines.join("\n")}\n`);
       return EXIT.ok;
-    }
-    const lines = [sessionDetails(session, Date.now())];
-    if (adherence) {
-      const text = adherence.ok
-        ? adherence.value.sentence
-        : `could not be read: ${errorText(adherence.error, { sessionId: id })}`;
-      lines.push(`${"adherence".padEnd(ADHERENCE_LABEL_WIDTH)}  ${terminalLine(text)}`);
-    }
-    process.stdout.write(`${lines.join("\n")}\n`);
-    return EXIT.ok;
-  });
+    },
+    id,
+  );
 }
 
 /** sessionDetails pads its labels to its longest, "rejections". */
@@ -147,13 +152,16 @@ export function runList(
  * closes decisions.
  */
 export function runStop(id: string, flags: ServerFlags): Promise<number> {
-  return withConnection(flags, async ({ api }) => {
-    assertSessionId(id);
-    const session = await withRetry(() => api.archive(id));
-    err(`session ${terminalLine(session.id)} stopped (${session.status})`);
-    if (flags.json) process.stdout.write(`${terminalJson(session)}\n`);
-    return EXIT.ok;
-  });
+  return withConnection(
+    flags,
+    async ({ api }) => {
+      const session = await withRetry(() => api.archive(id));
+      err(`session ${terminalLine(session.id)} stopped (${session.status})`);
+      if (flags.json) process.stdout.write(`${terminalJson(session)}\n`);
+      return EXIT.ok;
+    },
+    id,
+  );
 }
 
 /**
@@ -175,7 +183,6 @@ export function runPull(id: string, flags: ServerFlags & PullFlags): Promise<num
   return withConnection(
     flags,
     async ({ api }) => {
-      assertSessionId(id);
       const diff = await withRetry(() => api.changes(id));
       if (mode === "print") {
         // Redirected, the diff is data and stays byte for byte; on a terminal it is for reading.
