@@ -54,6 +54,8 @@ export default defineConfig({
         test: {
           name: "node",
           ...patient,
+          // The CLI tests run the built command and worker (dist/): rebuilt here when stale.
+          globalSetup: ["./test/support/build-setup.ts"],
           include: [
             "test/client/**/*.test.ts",
             "test/e2e/**/*.test.ts",

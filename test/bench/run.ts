@@ -8,6 +8,7 @@ import { benchDecision } from "./decision.ts";
 import { benchDeep } from "./deep.ts";
 import { benchFeed, type FeedResult } from "./feed.ts";
 import { benchGrep } from "./grep.ts";
+import { benchInstalled } from "./installed.ts";
 import { benchLoad } from "./load.ts";
 import { type BenchRow, formatTable } from "./rows.ts";
 import { benchSnapshot } from "./snapshot.ts";
@@ -15,7 +16,7 @@ import { benchIncrementalSnapshot } from "./snapshot-incremental.ts";
 import { startBenchWorker } from "./worker.ts";
 
 /**
- * `npm run bench`: every performance promise (P1–P10) measured against its baseline in the
+ * `npm run bench`: every performance promise (P1–P11) measured against its baseline in the
  * same run, printed as one table. Starts its own `wrangler dev` (fresh persist directory, the
  * scripted planner allowed) and stops it at the end.
  *
@@ -25,7 +26,7 @@ import { startBenchWorker } from "./worker.ts";
  *   npm run bench -- --out results.md      # also write the table with the run's context
  */
 
-const SECTIONS = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10"] as const;
+const SECTIONS = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -145,6 +146,13 @@ try {
     rows.push(
       ...(await section("P10 deep session: concurrent explorers", () =>
         benchDeep(quick ? { trials: 1 } : {}),
+      )),
+    );
+  }
+  if (wanted("P11")) {
+    rows.push(
+      ...(await section("P11 the installed command: start-up, cold start, size", () =>
+        benchInstalled(worker, quick ? { runs: 3 } : {}),
       )),
     );
   }

@@ -1,12 +1,23 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 /** Runs the real `planport` CLI (bin/planport.js) as a child process, with its own home dirs. */
 
 export const PLANPORT_BIN = resolve(import.meta.dirname, "../../local-client/bin/planport.js");
+
+/**
+ * A folder holding only a `planport` command (a link to this clone's bin), to put in front of
+ * PATH where a client starts `planport` by name (the Claude Code plugin's `.mcp.json`), as a
+ * global install would provide it.
+ */
+export function planportOnPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), "planport-path-"));
+  symlinkSync(PLANPORT_BIN, join(dir, "planport"));
+  return dir;
+}
 
 export interface CliRun {
   child: ChildProcess;

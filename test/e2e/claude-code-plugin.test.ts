@@ -2,14 +2,14 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { delimiter, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Api, createApi } from "../../local-client/api.ts";
 import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
 import { type AnthropicDouble, startAnthropicDouble } from "../client/anthropic-double.ts";
 import type { ScriptedResponse } from "../client/anthropic-double-types.ts";
 import { fixtureRepo } from "../client/fixture-repo.ts";
-import { isolatedHome } from "../client/run-cli.ts";
+import { isolatedHome, planportOnPath } from "../client/run-cli.ts";
 import { claudeCodeEnv, ensureClaudeCode } from "../support/claude-code.ts";
 
 /**
@@ -186,6 +186,8 @@ function runClaude(
     home: opts.claudeHome ?? mkdtempSync(join(tmpdir(), "planport-claude-home-")),
     anthropicBaseUrl: `${double.url}/t/${lane}`,
     extra: {
+      // The plugin's .mcp.json runs `planport mcp` by name, as from a global install.
+      PATH: `${planportOnPath()}${delimiter}${process.env.PATH ?? ""}`,
       PLANPORT_URL: worker.url,
       PLANPORT_TOKEN: TOKEN,
       PLANPORT_HOME: String(home.env.PLANPORT_HOME),

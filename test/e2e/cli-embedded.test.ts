@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createApi } from "../../local-client/api.ts";
@@ -76,6 +76,52 @@ describe("the embedded local worker", () => {
     // It had nothing open, so it stopped again.
     expect(existsSync(join(root, "embedded", "worker.json"))).toBe(false);
   }, 240_000);
+});
+
+describe("when the embedded worker cannot start", () => {
+  it("says so at once, with the end of its log, instead of waiting out the start", async () => {
+    const home = isolatedHome();
+    // The runtime's state folder cannot be created: a file stands where it goes.
+    const persist = join(home.data, "planport", "persist");
+    mkdirSync(persist, { recursive: true });
+    writeFileSync(join(persist, "v3"), "not a folder\n");
+    const started = performance.now();
+    const run = await startCli(["list"], { env: home.env }).done;
+    const elapsedMs = performance.now() - started;
+    expect(run.code).toBe(6);
+    expect(run.stderr).toContain("the local planport worker did not start");
+    expect(run.stderr).toMatch(/the end of its log \(.*worker\.log\):/);
+    expect(run.stderr).toContain("the Workers runtime did not start");
+    // Waiting for it to answer would take the full 60 s start limit.
+    expect(elapsedMs).toBeLessThan(45_000);
+    expect(existsSync(join(home.data, "planport", "embedded", "worker.json"))).toBe(false);
+  }, 120_000);
+});
+
+describe("commands that need no server", () => {
+  it("answer --help, usage errors and malformed ids without starting one", async () => {
+    const home = isolatedHome();
+    const help = await startCli(["--help"], { env: home.env }).done;
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage: planport");
+    for (const args of [
+      ["status", "hello"],
+      ["stop", "ses_nope"],
+      ["pull", "x"],
+      ["attach", "1"],
+    ]) {
+      const run = await startCli(args, { env: home.env }).done;
+      expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(2);
+      expect(run.stderr).toContain("is not a session id");
+    }
+    const usage = await startCli(["plan", "--attempts", "9", "x"], { env: home.env }).done;
+    expect(usage.code).toBe(2);
+    const unknown = await startCli(["frobnicate"], { env: home.env }).done;
+    expect(unknown.code).toBe(2);
+    // Nothing was started: no worker record, no state folder.
+    expect(existsSync(join(home.data, "planport", "persist"))).toBe(false);
+    expect(existsSync(join(home.data, "planport", "embedded", "worker.json"))).toBe(false);
+  }, 120_000);
 });
 
 describe("planport serve", () => {
