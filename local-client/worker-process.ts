@@ -84,6 +84,26 @@ export async function freePort(): Promise<number> {
  * await worker.stop();
  */
 export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<WorkerProcess> {
+  // Ports this module picked were free a moment ago, not reserved: on a busy machine another
+  // process can take one before the worker binds it, and the worker exits. Then it starts
+  // again on fresh ports; a port the caller chose, or a worker that fails for another reason
+  // three times, is the caller's error, with the worker's last lines.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      if (!(err instanceof EarlyExit) || opts.port !== undefined || attempt >= START_ATTEMPTS)
+        throw err;
+    }
+  }
+}
+
+const START_ATTEMPTS = 3;
+
+/** The worker exited before it answered its health check. */
+class EarlyExit extends Error {}
+
+async function startOnce(opts: WorkerProcessOptions): Promise<WorkerProcess> {
   const port = opts.port ?? (await freePort());
   const args = opts.runtime === "built" ? builtArgs(opts, port) : await wranglerArgs(opts, port);
   const logFd = opts.logFile === undefined ? undefined : openSync(opts.logFile, "a", 0o600);
@@ -113,11 +133,17 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
   });
   if (logFd !== undefined) closeSync(logFd);
   const exited = once(child, "exit").then(() => undefined);
-  pipeLines(child, opts.log);
+  const recent: string[] = [];
+  pipeLines(child, (line) => {
+    recent.push(line);
+    if (recent.length > OUTPUT_TAIL_LINES) recent.shift();
+    opts.log?.(line);
+  });
 
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitUntilHealthy(url, child);
+    // With a log file the output is there, and the caller shows it.
+    await waitUntilHealthy(url, child, () => recent.join("\n"));
   } catch (err) {
     killGroup(child, "SIGKILL");
     await exited;
@@ -213,7 +239,9 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-function pipeLines(child: ChildProcess, log: ((line: string) => void) | undefined): void {
+const OUTPUT_TAIL_LINES = 30;
+
+function pipeLines(child: ChildProcess, log: (line: string) => void): void {
   for (const stream of [child.stdout, child.stderr]) {
     if (!stream) continue;
     stream.setEncoding("utf8");
@@ -222,17 +250,25 @@ function pipeLines(child: ChildProcess, log: ((line: string) => void) | undefine
       buffered += chunk;
       const lines = buffered.split("\n");
       buffered = lines.pop() ?? "";
-      if (log) for (const line of lines) log(line);
+      for (const line of lines) log(line);
     });
   }
 }
 
-async function waitUntilHealthy(url: string, child: ChildProcess): Promise<void> {
+async function waitUntilHealthy(
+  url: string,
+  child: ChildProcess,
+  output: () => string,
+): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(
-        `wrangler dev exited (code ${child.exitCode ?? child.signalCode}) before it was ready`,
+      // The exit event can come before the last output: give the pipes a moment to drain.
+      await new Promise((r) => setTimeout(r, 100));
+      const said = output().trim();
+      throw new EarlyExit(
+        `the worker exited (code ${child.exitCode ?? child.signalCode}) before it was ready` +
+          (said === "" ? "" : `; its last output:\n${said}`),
       );
     }
     const limit = abortAfter(2_000);
@@ -249,5 +285,5 @@ async function waitUntilHealthy(url: string, child: ChildProcess): Promise<void>
     }
     await new Promise((r) => setTimeout(r, READY_PROBE_INTERVAL_MS));
   }
-  throw new Error(`wrangler dev did not become ready at ${url} within ${READY_TIMEOUT_MS / 1000}s`);
+  throw new Error(`the worker did not become ready at ${url} within ${READY_TIMEOUT_MS / 1000}s`);
 }
