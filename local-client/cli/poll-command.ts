@@ -3,6 +3,7 @@ import { abortAfter } from "../abort-after.ts";
 import { ApiError, withRetry } from "../api.ts";
 import { PollError, type PollProgress, pollTimeoutError } from "../poll-error.ts";
 import { POLL_TIMEOUT_MS, pollForApprovedExitPlanMode, systemClock } from "../poller.ts";
+import { repositoryPlace, taskWithArea } from "../repository-place.ts";
 import { ExitPlanModeScanner } from "../scanner.ts";
 import {
   acquirePollLock,
@@ -60,15 +61,20 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
   let conn: Connection | null = null;
   try {
     const seedPlan = await readSeedPlan(flags.seedPlan);
-    const task = planTask(taskWords, seedPlan);
-    const settings = pollSettings(flags);
+    const given = pollSettings(flags);
+    // From a subfolder: the whole repository is snapshotted, the subfolder is the area.
+    const place = await repositoryPlace(given.repoRoot);
+    const settings = { ...given, repoRoot: place.root };
+    const task = taskWithArea(planTask(taskWords, seedPlan), place.area);
     const planners = sessionPlanners(flags);
     const variant = variantFlag(flags.variant);
     const approvers = approversFlag(flags.approvers);
     // The embedded worker (if needed) starts while the snapshot is being built.
     const connecting = connect(flags, { ...reporter, signal: interrupt.signal });
     connecting.catch(() => {});
-    reporter.status(`snapshotting ${settings.repoRoot}…`);
+    reporter.status(
+      `snapshotting ${settings.repoRoot}${place.area === null ? "" : ` (area: ${place.area})`}…`,
+    );
     const onProgress = ({ phase, done, total }: SnapshotProgress) =>
       reporter.status(`snapshot: ${phase} ${done}/${total} files`);
     let tree: CollectedTree;

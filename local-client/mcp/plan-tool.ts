@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../errors.ts";
+import { repositoryPlace, taskWithArea } from "../repository-place.ts";
 import { ExitPlanModeScanner } from "../scanner.ts";
 import { saveSidecar } from "../sidecar.ts";
 import { collectRepository, uploadRepository } from "../snapshot-upload.ts";
@@ -41,7 +42,9 @@ export async function startPlan(
   ctx: { connection: ConnectionHolder; cwd: string; env: NodeJS.ProcessEnv; signal: AbortSignal },
 ): Promise<ToolText> {
   try {
-    const root = repositoryRoot(args.repo, ctx.cwd);
+    // From a subfolder: the whole repository is snapshotted, the subfolder is the area.
+    const place = await repositoryPlace(repositoryRoot(args.repo, ctx.cwd));
+    const root = place.root;
     // The embedded worker (if needed) starts while the snapshot is being built.
     const connecting = ctx.connection.get();
     connecting.catch(() => {});
@@ -51,7 +54,7 @@ export async function startPlan(
     const snapshot = await uploadRepository(api, conn, tree, { signal: ctx.signal, env: ctx.env });
     // Not retried: creating twice would start two sessions.
     const session = await api.createSession({
-      prompt: args.task,
+      prompt: taskWithArea(args.task, place.area),
       snapshot_id: snapshot.id,
       ...(args.variant ? { variant: args.variant } : {}),
       ...(args.planner ? { planner: args.planner } : {}),

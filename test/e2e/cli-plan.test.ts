@@ -14,14 +14,14 @@ import { offlineWorkerSuite } from "./offline-worker.ts";
 const TOKEN = "e2e-cli-token";
 const suite = offlineWorkerSuite(TOKEN, "planport-e2e-cli-");
 
-function plan(extra: string[] = []) {
+function plan(extra: string[] = [], repo = suite.repo) {
   const home = isolatedHome();
   const run = startCli(
     [
       "plan",
       "add GitHub OAuth login next to the password login",
       "--repo",
-      suite.repo,
+      repo,
       "--server",
       suite.worker.url,
       "--token",
@@ -63,6 +63,23 @@ describe("planport plan against wrangler dev (offline planner)", () => {
     expect(String(outcome?.plan).length).toBeGreaterThan(100);
     expect(readFileSync(hookOut, "utf8")).toBe(String(outcome?.plan));
     expect((await suite.api.getSession(id)).status).toBe("archived");
+  }, 120_000);
+
+  it("from a subfolder, snapshots the whole repository and plans with the subfolder as the area", async () => {
+    const { run, sessionId } = plan([], join(suite.repo, "src", "auth"));
+    const id = await sessionId();
+    const call = await waitForPlan(suite.api, id);
+    await suite.api.decide(id, { tool_use_id: call, decision: "teleport" });
+    const { code, stdout, stderr } = await run.done;
+    expect(code, stderr).toBe(0);
+    const text = String(ndjson(stdout).at(-1)?.plan);
+    // Paths from the repository's root, its package.json read for the test command, and
+    // its test folder (outside src/auth) paired with the login code.
+    expect(text).toContain("`src/auth/login.ts`");
+    expect(text).not.toMatch(/^\d+\. `login\.ts`/m);
+    expect(text).toContain("`npm test`");
+    expect(text).toContain("`test/login.test.ts`");
+    expect(text).toContain("- Area hint: `src/auth`");
   }, 120_000);
 
   it("reject then teleport reports exactly one rejection", async () => {
