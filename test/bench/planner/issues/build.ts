@@ -6,6 +6,11 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { PACKAGE_ROOT } from "../../../../local-client/worker-process.ts";
+import {
+  SNAPSHOT_MAX_FILE_BYTES,
+  SNAPSHOT_MAX_FILES,
+  SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
+} from "../../../../src/protocol/index.ts";
 import { git, hasCommit, requireMirror } from "../mirrors.ts";
 import { filesOfPatch, issueGold, issuePrompt, type Split, sampleById } from "./rules.ts";
 import { ISSUE_DATASET, ISSUE_SOURCES, type IssueSource } from "./sources.ts";
@@ -19,8 +24,6 @@ import { ISSUE_DATASET, ISSUE_SOURCES, type IssueSource } from "./sources.ts";
  *   npx tsx test/bench/planner/issues/build.ts --mirrors /work/.mirror [--show]
  */
 
-/** The snapshot leaves out files over 1 MiB: a gold file that large could never be named. */
-const MAX_FILE_BYTES = 1024 * 1024;
 /** An issue of fewer words than this (a bare title) says too little to be a task. */
 const MIN_PROMPT_WORDS = 5;
 
@@ -200,7 +203,14 @@ async function taskOf(
     } catch {
       return "a modified gold file is not in the base tree";
     }
-    if (!(size <= MAX_FILE_BYTES)) return "a gold file over the snapshot's 1 MiB limit";
+    // The snapshot leaves out files over 1 MiB: a gold file that large could never be named.
+    if (!(size <= SNAPSHOT_MAX_FILE_BYTES)) return "a gold file over the snapshot's 1 MiB limit";
+  }
+  // A tree the snapshot refuses whole could never be planned (jackson-core once kept 130 MiB of
+  // test data). Binary files count too here, so the check errs on the side of leaving out.
+  const tree = await treeSize(gitDir, parent);
+  if (tree.bytes > SNAPSHOT_MAX_UNCOMPRESSED_BYTES || tree.files > SNAPSHOT_MAX_FILES) {
+    return "the base tree is over the snapshot's limits";
   }
   return {
     id: instanceId(instance),
@@ -217,6 +227,22 @@ async function taskOf(
     prompt_chars: prompt.length,
     prompt_sha256: sha256(prompt),
   };
+}
+
+/** Files of at most 1 MiB in a tree (what a snapshot could hold), and their bytes. */
+async function treeSize(gitDir: string, commit: string): Promise<{ files: number; bytes: number }> {
+  const listing = await git(gitDir, ["ls-tree", "-r", "-l", "-z", commit]);
+  let files = 0;
+  let bytes = 0;
+  for (const entry of listing.split("\0")) {
+    // "<mode> blob <sha> <size>\t<path>"; a size of "-" or "BAD" is not a readable blob.
+    const fields = entry.slice(0, entry.indexOf("\t")).trim().split(/\s+/);
+    const size = Number(fields[3]);
+    if (fields[1] !== "blob" || !(size <= SNAPSHOT_MAX_FILE_BYTES)) continue;
+    files++;
+    bytes += size;
+  }
+  return { files, bytes };
 }
 
 /** The default location of the issue task file: beside this script. */
