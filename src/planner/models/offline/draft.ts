@@ -12,7 +12,7 @@ import {
   words,
 } from "./file-notes.ts";
 import { type ChangeGraph, changeGraph } from "./graph.ts";
-import { fileCount, type Knowledge } from "./knowledge.ts";
+import { fileCount, type Knowledge, searchOf } from "./knowledge.ts";
 import { formatLines } from "./line-refs.ts";
 import { projectFacts, README_NAMES, readmeSummary } from "./manifests.ts";
 import { dirOf, extensionOf, pathKind } from "./paths.ts";
@@ -241,7 +241,7 @@ export function draft(
     fileCount: fileCount(k),
     area: s.area,
     terms: s.terms.map((x) => {
-      const found = k.searches.get(x.text);
+      const found = searchOf(k, x);
       const paths = new Set([...(found?.hits?.keys() ?? []), ...(found?.pathMatches ?? [])]);
       const defines = ranking.filter((f) => f.defines.some((d) => d.term === x.text)).length;
       return { term: x.text, files: paths.size, defines, common: found?.truncated ?? false };
@@ -429,7 +429,7 @@ export function ungrounded(s: Steering, k: Knowledge): string[] {
   return s.terms
     .filter((x) => !s.feedbackTerms.has(x.text) && x.text.length >= 4 && x.text !== "migr")
     .filter((x) => {
-      const found = k.searches.get(x.text);
+      const found = searchOf(k, x);
       return found !== undefined && (found.hits?.size ?? 0) + (found.pathMatches?.size ?? 0) === 0;
     })
     .map((x) => x.surface ?? x.text);

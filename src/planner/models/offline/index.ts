@@ -2,6 +2,7 @@ import type { ToolUseBlock } from "../../../protocol/index.ts";
 import type { ModelRequest, ModelTurn, Planner } from "../types.ts";
 import { definitionSearch } from "./definitions.ts";
 import { draft, listing } from "./draft.ts";
+import { probeNames, probePatterns } from "./evidence.ts";
 import { importersSearch } from "./imports.ts";
 import {
   areaDirs,
@@ -9,6 +10,7 @@ import {
   gatherKnowledge,
   type Knowledge,
   manifestsToRead,
+  searchOf,
 } from "./knowledge.ts";
 import { testGlobNames } from "./paths.ts";
 import { planMarkdown } from "./plan-writer.ts";
@@ -24,7 +26,7 @@ import {
   rank,
 } from "./selection.ts";
 import { type Steering, steer } from "./steering.ts";
-import { searchPattern, type Term } from "./terms.ts";
+import { escapeRegExp, searchPattern, type Term } from "./terms.ts";
 import { OFFLINE_ID_PREFIX, readTranscript, type Transcript } from "./transcript.ts";
 
 /** Lines read from each candidate (line references and imports come from these). */
@@ -120,31 +122,51 @@ function nextTurn(request: ModelRequest): ModelTurn {
     );
   }
 
-  // 3. Search each term once (content hits and path names), and the area hint's files.
+  // 3. What the task's text points at, asked of the repository at once: which of the names it
+  // writes as code the repository holds (one probe for all of them), where the files it names
+  // are, and which files hold the messages it quotes. The terms are chosen from the answers.
   const seed =
     request.context.seedPlan === undefined ? null : draftOutline(request.context.seedPlan);
   const s = steer(t, k, seed?.digest ?? null);
-  const unsearched = s.terms.filter((term) => !k.searches.has(term.text));
+  if (!t.calls.some((c) => c.kind === "probe" || c.kind === "named")) {
+    const evidence = evidenceCalls(s);
+    if (evidence.length > 0)
+      return calls(
+        "Offline planner: looking up the names, files and messages the task mentions.",
+        evidence.map(([kind, detail, name, input]) => use(id(kind, detail), name, input)),
+      );
+  }
+
+  // 4. Search each term once (content hits and path names), and the area hint's files.
+  const needsCount = (term: Term) => term.counted === undefined && searchOf(k, term)?.hits == null;
+  const needsGlob = (term: Term) => (k.searches.get(term.text)?.pathMatches ?? null) === null;
+  const unsearched = s.terms.filter((term) => needsCount(term) || needsGlob(term));
   const hint = k.hinted === null ? areaGlob(s.area) : null;
   if (unsearched.length > 0 || hint !== null) {
     return calls(
       `Offline planner: searching for ${unsearched.map((x) => `"${x.text}"`).join(", ") || "the area"}${hint !== null ? ` and the area "${s.area}"` : ""}.`,
       [
         ...unsearched.flatMap((term) => [
-          use(id("grep", term.text), "Grep", {
-            // Where a word or identifier part starts, so a stem never matches mid-word.
-            pattern: searchPattern(term),
-            output_mode: "count",
-            head_limit: MAX_SEARCH_HITS,
-          }),
-          use(id("glob", term.text), "Glob", { pattern: pathGlob(term) }),
+          ...(needsCount(term)
+            ? [
+                use(id("grep", term.text), "Grep", {
+                  // Where a word or identifier part starts, so a stem never matches mid-word.
+                  pattern: searchPattern(term),
+                  output_mode: "count",
+                  head_limit: MAX_SEARCH_HITS,
+                }),
+              ]
+            : []),
+          ...(needsGlob(term)
+            ? [use(id("glob", term.text), "Glob", { pattern: pathGlob(term) })]
+            : []),
         ]),
         ...(hint !== null ? [use(id("hint", 0), "Glob", { pattern: hint })] : []),
       ],
     );
   }
 
-  // 4. Which files define the terms (the definitions index, a few terms per search).
+  // 5. Which files define the terms (the definitions index, a few terms per search).
   const groups = definitionGroups(s.terms, k);
   if (groups.length > 0) {
     return calls(
@@ -162,7 +184,7 @@ function nextTurn(request: ModelRequest): ModelTurn {
     );
   }
 
-  // 5. Rank; when nothing matches, ask which area to focus on (once).
+  // 6. Rank; when nothing matches, ask which area to focus on (once).
   const ranking = rank(k, s);
   const sources = ranking.filter((f) => !f.isTest);
   if (sources.length === 0 && s.scope === null && k.question === null) {
@@ -173,7 +195,7 @@ function nextTurn(request: ModelRequest): ModelTurn {
       ]);
   }
 
-  // 6. Read the candidates, find their importers and tests (a second round follows what the
+  // 7. Read the candidates, find their importers and tests (a second round follows what the
   // first one promoted).
   const chosen = chooseFiles(ranking, k, s);
   const rounds = new Set(
@@ -190,7 +212,7 @@ function nextTurn(request: ModelRequest): ModelTurn {
       );
   }
 
-  // 7. Write the plan and ask for review.
+  // 8. Write the plan and ask for review.
   const d = draft(t, k, s, ranking, chosen, previousListing(t, lastInput, seed?.digest ?? null));
   if (seed !== null) d.openQuestions.unshift(...missingPathQuestions(seed.digest, k.known));
   const plan = planMarkdown(d, request.context.variant, seed);
@@ -211,8 +233,9 @@ function nextTurn(request: ModelRequest): ModelTurn {
 function definitionGroups(terms: readonly Term[], k: Knowledge): Term[][] {
   const total = Math.max(1, fileCount(k));
   const eligible = terms.filter((term) => {
-    if (k.defsSearched.has(term.text)) return false;
-    const found = k.searches.get(term.text);
+    // A term the probe counted whole has its definitions among the probe's lines already.
+    if (k.defsSearched.has(term.text) || term.counted !== undefined) return false;
+    const found = searchOf(k, term);
     const df = new Set([...(found?.hits?.keys() ?? []), ...(found?.pathMatches ?? [])]).size;
     return df > 0 && !found?.truncated && df / total <= DEFINITIONS_MAX_SHARE;
   });
@@ -232,6 +255,52 @@ function definitionGroups(terms: readonly Term[], k: Knowledge): Term[][] {
 }
 
 const FOCUS_KINDS: ReadonlySet<string> = new Set(["read", "callers", "pairs"]);
+
+type EvidenceCall = [
+  kind: string,
+  detail: string | number,
+  tool: string,
+  input: Record<string, unknown>,
+];
+
+/**
+ * The first questions the task's text asks of the repository: one probe (Grep, content) for
+ * every name it writes as code, one Glob for the file names it mentions (and short literals
+ * that may name a file: `locale('sv')`), one Grep per quoted message.
+ */
+function evidenceCalls(s: Steering): EvidenceCall[] {
+  const out: EvidenceCall[] = [];
+  probePatterns(probeNames(s.evidence)).forEach((pattern, i) => {
+    out.push([
+      "probe",
+      i,
+      "Grep",
+      { pattern, output_mode: "content", head_limit: MAX_SEARCH_HITS },
+    ]);
+  });
+  const names = [
+    ...s.evidence.paths.map((p) => p.text.slice(p.text.lastIndexOf("/") + 1)),
+    ...s.evidence.literals.flatMap((l) => [`${l}.*`, `${l}`]),
+  ].filter(
+    (n, i, all) => n !== "" && !/[{},\\[\]*?]/.test(n.replace(/\.\*$/, "")) && all.indexOf(n) === i,
+  );
+  let pattern = "";
+  for (const n of names) {
+    const next = pattern === "" ? n : `${pattern},${n}`;
+    if (next.length + 5 > MAX_GLOB_CHARS) break;
+    pattern = next;
+  }
+  if (pattern !== "") out.push(["named", 0, "Glob", { pattern: `**/{${pattern}}` }]);
+  s.evidence.messages.forEach((message, i) => {
+    out.push([
+      "message",
+      i,
+      "Grep",
+      { pattern: escapeRegExp(message), output_mode: "count", head_limit: MAX_SEARCH_HITS },
+    ]);
+  });
+  return out;
+}
 
 type FocusCall = [kind: string, tool: string, input: Record<string, unknown>];
 

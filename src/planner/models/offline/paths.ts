@@ -60,8 +60,10 @@ const MARKUP =
 const CONFIG = /\.(json|ya?ml|toml|ini|cfg|conf|properties|xml|env)$/i;
 const DOC_EXT = /\.(md|mdx|markdown|rst|txt|adoc|textile)$/i;
 
+// Vendored copies (third-party folders) and amalgamated single-file builds (`single_include/`,
+// `singleheader/`, `catch_amalgamated.hpp`) hold code that is edited elsewhere and regenerated.
 const GENERATED =
-  /(^|\/)(node_modules|dist|build|out|target|vendor|vendored|third_party|coverage|__pycache__|\.git|\.next|\.venv|venv|generated|__generated__)\/|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|go\.sum|poetry\.lock|uv\.lock|Gemfile\.lock|composer\.lock|bun\.lockb?)$|\.(min\.(js|css)|map|snap|lock)$|\.generated\.|\.pb\.go$|(^|\/)zz_generated|_pb2\.py$/;
+  /(^|\/)(node_modules|dist|build|out|target|vendor|vendored|third_party|third-party|thirdparty|3rdparty|deps|dependencies|bower_components|coverage|__pycache__|\.git|\.next|\.venv|venv|generated|__generated__|single_include|singleheader)\/|amalgamat\w*\.\w+$|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|go\.sum|poetry\.lock|uv\.lock|Gemfile\.lock|composer\.lock|bun\.lockb?)$|\.(min\.(js|css)|map|snap|lock)$|\.generated\.|\.pb\.go$|(^|\/)zz_generated|_pb2\.py$/;
 
 const TEST_DIRS =
   /(^|\/)(test|tests|__tests__|spec|specs|testdata|testing|test-d|fixtures|__fixtures__|__mocks__|__snapshots__|e2e|integration-tests|testlib)\//;

@@ -1,7 +1,8 @@
 import { nameMatch } from "./definitions.ts";
 import { importSpecifiers, lineImports, resolveImport } from "./imports.ts";
-import { fileCount, type Knowledge } from "./knowledge.ts";
+import { fileCount, type Knowledge, searchOf } from "./knowledge.ts";
 import { dirOf, fileStem, matchPath, pathKind, testsSource } from "./paths.ts";
+import { pointedFiles } from "./pointers.ts";
 import type { DefinitionHit } from "./ranking.ts";
 import { entryPoints, type RankedFile, rankFiles, type TermEvidence } from "./ranking.ts";
 import type { Steering } from "./steering.ts";
@@ -33,7 +34,7 @@ const ROOT_AREA = /^(repository root|root|\.|\/)$/i;
  */
 export function rank(k: Knowledge, s: Steering): RankedFile[] {
   const terms: TermEvidence[] = s.terms.map((term) => {
-    const found = k.searches.get(term.text);
+    const found = searchOf(k, term);
     return {
       term: term.text,
       weight: term.weight,
@@ -60,6 +61,7 @@ export function rank(k: Knowledge, s: Steering): RankedFile[] {
     focus: s.focus,
     scope: s.scope ?? undefined,
     aboutDocs: s.terms.some((t) => /^(doc|readme|document|changelog|exampl)/.test(t.text)),
+    pointed: pointedFiles(s.evidence, k),
   });
 }
 

@@ -1,3 +1,11 @@
+import {
+  nameCensus,
+  probeNames,
+  readTask,
+  type TaskEvidence,
+  type TermSource,
+  taskTerms,
+} from "./evidence.ts";
 import type { Knowledge } from "./knowledge.ts";
 import { isGeneratedPath } from "./paths.ts";
 import { deriveTerms, MAX_ANALYSED_CHARS, parseTask, pathMentions, type Term } from "./terms.ts";
@@ -19,7 +27,11 @@ export interface Steering {
   task: string;
   /** The `area:` hint of the task, if any. */
   area: string | null;
+  /** What the task's text points at: paths, frames, names, messages (evidence.ts). */
+  evidence: TaskEvidence;
   terms: Term[];
+  /** How each of the task's terms was chosen (a name in a code span, a title word, …). */
+  termSources: Map<string, TermSource>;
   /** Terms that only later inputs brought in. */
   feedbackTerms: Set<string>;
   /** Known paths the user named (to include), and named paths not known yet (to try reading). */
@@ -54,8 +66,8 @@ const NEGATION =
 const MIGRATION_WORDS =
   /\b(migrations?|migrate|schema|tables?|columns?|database|db|foreign keys?|indexe?s?)\b/i;
 
-/** Most terms one planning cycle searches for. */
-const MAX_STEERING_TERMS = 14;
+/** Most terms one planning cycle searches for (the task's, its area's, a draft's, feedback's). */
+const MAX_STEERING_TERMS = 16;
 
 /**
  * Turns the task and every later input into search steering. `draft` is what the search reads
@@ -82,7 +94,19 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
     }
     for (const term of deriveTerms(dropped)) excludeWords.push(term);
   };
-  addTerms(task, 1, "task");
+  // The task's terms are chosen by what kind of evidence each word is (evidence.ts); its path
+  // mentions are evidence too, weighed by how surely they name a file — never "named" files.
+  // A one-line task (a commit subject, a request typed at the terminal) keeps every word in
+  // its own order, as before.
+  const evidence = readTask(task);
+  const termSources = new Map<string, TermSource>();
+  if (isOneLine(task)) addTerms(task, 1, "task");
+  else
+    for (const term of taskTerms(evidence, censusOf(evidence, k))) {
+      const { via, ...plain } = term;
+      terms.set(term.text, plain);
+      termSources.set(term.text, via);
+    }
   // A hint that names a thing rather than a folder ("router", "bash-v2") is searched for too.
   if (area !== null && !area.includes("/") && !/^(repository )?root$/i.test(area.trim()))
     for (const term of deriveTerms(area.replace(/[-_]/g, " ")))
@@ -96,7 +120,8 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
   const feedbackTexts: string[] = [];
   let scope: string | null = null;
   let afk = false;
-  let wantsMigration = MIGRATION_WORDS.test(analysed(task));
+  // An issue's prose mentions tables and columns for many reasons; its title asks for a schema change.
+  let wantsMigration = MIGRATION_WORDS.test(evidence.title);
   let migrationFromFeedback = false;
 
   const named = (text: string) => {
@@ -122,7 +147,6 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
     }
   };
 
-  named(task);
   const drafted = draft === null ? new Set<string>() : steerByDraft(draft, k, terms, include);
   for (const input of t.inputs) {
     if (input.kind === "text") {
@@ -171,7 +195,9 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
   return {
     task,
     area,
+    evidence,
     terms: [...terms.values()],
+    termSources,
     feedbackTerms,
     include,
     drafted,
@@ -291,6 +317,20 @@ export function resolveMention(mention: string, known: ReadonlySet<string>): str
 function areaOf(answer: string, k: Knowledge): string | null {
   const name = answer.trim().replace(/\/$/, "");
   return k.areas.has(name) ? name : null;
+}
+
+/** What the task's probe found for its names (null before it ran). */
+function censusOf(evidence: TaskEvidence, k: Knowledge) {
+  return k.probe === null ? null : nameCensus(probeNames(evidence), k.probe.rows, k.probe.cut);
+}
+
+/** Longest task read as one line (a subject, a request typed at the terminal). */
+const ONE_LINE_CHARS = 200;
+
+/** A task of one short line: its words are all its evidence. */
+function isOneLine(task: string): boolean {
+  const trimmed = task.trim();
+  return trimmed.length <= ONE_LINE_CHARS && !trimmed.includes("\n");
 }
 
 /** The part of an input the planner reads (terms.ts {@link MAX_ANALYSED_CHARS}). */

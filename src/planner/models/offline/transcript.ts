@@ -17,6 +17,9 @@ export const OFFLINE_ID_PREFIX = "toolu_offline_";
 export type CallKind =
   | "ls"
   | "manifest"
+  | "probe"
+  | "named"
+  | "message"
   | "area"
   | "grep"
   | "glob"
@@ -33,6 +36,9 @@ export type CallKind =
 const CALL_KINDS: ReadonlySet<string> = new Set<CallKind>([
   "ls",
   "manifest",
+  "probe",
+  "named",
+  "message",
   "area",
   "grep",
   "glob",
@@ -155,7 +161,8 @@ function parseId(id: string): { kind: CallKind | null; term: string | null } {
   const detail = m?.[2] ?? "";
   return {
     kind,
-    term: kind === "grep" || kind === "glob" || kind === "defs" ? detail : null,
+    term:
+      kind === "grep" || kind === "glob" || kind === "defs" || kind === "message" ? detail : null,
   };
 }
 
