@@ -20,6 +20,7 @@ import type { RankedFile } from "./ranking.ts";
 import { type Chosen, importGraph, MAX_LISTED } from "./selection.ts";
 import type { Steering } from "./steering.ts";
 import type { Term } from "./terms.ts";
+import { testPairing } from "./tests.ts";
 import type { Transcript } from "./transcript.ts";
 
 /**
@@ -187,7 +188,7 @@ export function draft(
   }));
   const tests = chosen.tests.map((path) => {
     const f = byPath.get(path);
-    const subject = [...listed].find((p) => sameStem(path, p));
+    const subject = [...listed].find((p) => testPairing(path, p) >= 2);
     const n = note(path);
     const where = symbolList(n) || (n.mentions.length > 0 ? formatLines(n.mentions[0]!.lines) : "");
     const about = subject
@@ -511,14 +512,4 @@ function registrarOf(dir: string, created: string, k: Knowledge): string | null 
     }
   }
   return best;
-}
-
-function sameStem(test: string, source: string): boolean {
-  const name = (p: string) =>
-    p
-      .slice(p.lastIndexOf("/") + 1)
-      .replace(/\..*$/, "")
-      .toLowerCase();
-  const t = name(test).replace(/^test_|_test$|_spec$|test$|tests$/g, "");
-  return t === name(source);
 }

@@ -66,6 +66,11 @@ export interface TaskEvidence {
   literals: string[];
   /** Plain words, lower-case, with how often they appear and whether the title has them. */
   words: WordEvidence[];
+  /**
+   * Neighbouring words of the title (`logger middleware`, `cookie helper`): a pair may name a
+   * module and its kind, as a path does (`middleware/logger/`).
+   */
+  phrases: [string, string][];
 }
 
 /** A plain word of the text. */
@@ -246,8 +251,16 @@ export function readTask(text: string): TaskEvidence {
       if (!qualified.some((q) => q.owner === n.qualifier && q.member === n.name))
         qualified.push({ owner: n.qualifier, member: n.name });
 
+  const titleWords = (title.match(/[A-Za-z][A-Za-z0-9]*/g) ?? [])
+    .map((w) => w.toLowerCase())
+    .filter((w) => w.length >= 3 && !STOP_WORDS.has(w));
+  const phrases: [string, string][] = [];
+  for (let i = 0; i + 1 < titleWords.length; i++)
+    phrases.push([titleWords[i]!, titleWords[i + 1]!]);
+
   return {
     title,
+    phrases,
     paths,
     names: [...names.values()],
     qualified,

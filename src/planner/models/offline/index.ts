@@ -12,7 +12,6 @@ import {
   manifestsToRead,
   searchOf,
 } from "./knowledge.ts";
-import { testGlobNames } from "./paths.ts";
 import { planMarkdown } from "./plan-writer.ts";
 import type { RankedFile } from "./ranking.ts";
 import { draftOutline, missingPathQuestions } from "./seed.ts";
@@ -27,6 +26,7 @@ import {
 } from "./selection.ts";
 import { type Steering, steer } from "./steering.ts";
 import { escapeRegExp, searchPattern, type Term } from "./terms.ts";
+import { testGlobs } from "./tests.ts";
 import { OFFLINE_ID_PREFIX, readTranscript, type Transcript } from "./transcript.ts";
 
 /** Lines read from each candidate (line references and imports come from these). */
@@ -232,13 +232,20 @@ function nextTurn(request: ModelRequest): ModelTurn {
  */
 function definitionGroups(terms: readonly Term[], k: Knowledge): Term[][] {
   const total = Math.max(1, fileCount(k));
-  const eligible = terms.filter((term) => {
-    // A term the probe counted whole has its definitions among the probe's lines already.
-    if (k.defsSearched.has(term.text) || term.counted !== undefined) return false;
+  const dfOf = (term: Term) => {
     const found = searchOf(k, term);
-    const df = new Set([...(found?.hits?.keys() ?? []), ...(found?.pathMatches ?? [])]).size;
-    return df > 0 && !found?.truncated && df / total <= DEFINITIONS_MAX_SHARE;
-  });
+    return new Set([...(found?.hits?.keys() ?? []), ...(found?.pathMatches ?? [])]).size;
+  };
+  const eligible = terms
+    .filter((term) => {
+      // A term the probe counted whole has its definitions among the probe's lines already.
+      if (k.defsSearched.has(term.text) || term.counted !== undefined) return false;
+      const df = dfOf(term);
+      return df > 0 && !searchOf(k, term)?.truncated && df / total <= DEFINITIONS_MAX_SHARE;
+    })
+    // Rare terms together, common ones after: a group's output is cut at Grep's cap, and a
+    // common word's definition lines would crowd out a rare identifier's.
+    .sort((a, b) => dfOf(a) - dfOf(b) || (a.text < b.text ? -1 : 1));
   const groups: Term[][] = [];
   for (const term of eligible) {
     const last = groups[groups.length - 1];
@@ -335,15 +342,15 @@ function focusCalls(
       "Grep",
       { pattern: importersSearch(modules), output_mode: "content", head_limit: MAX_SEARCH_HITS },
     ]);
-  const names: string[] = [];
-  for (const p of listed) for (const n of testGlobNames(p)) if (!names.includes(n)) names.push(n);
+  const globs: string[] = [];
+  for (const p of listed) for (const g of testGlobs(p)) if (!globs.includes(g)) globs.push(g);
   let pattern = "";
-  for (const n of names) {
-    const next = pattern === "" ? n : `${pattern},${n}`;
-    if (next.length + 5 > MAX_GLOB_CHARS) break;
+  for (const g of globs) {
+    const next = pattern === "" ? g : `${pattern},${g}`;
+    if (next.length + 2 > MAX_GLOB_CHARS) break;
     pattern = next;
   }
-  if (pattern !== "") out.push(["pairs", "Glob", { pattern: `**/{${pattern}}` }]);
+  if (pattern !== "") out.push(["pairs", "Glob", { pattern: `{${pattern}}` }]);
   return out;
 }
 

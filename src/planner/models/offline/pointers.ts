@@ -1,8 +1,9 @@
 import { nameMatch } from "./definitions.ts";
 import type { PathEvidence, TaskEvidence } from "./evidence.ts";
 import type { Knowledge } from "./knowledge.ts";
+import { dirOf, isModuleFile, moduleName, pathKind } from "./paths.ts";
 import type { Pointer } from "./ranking.ts";
-import { splitIdentifier } from "./terms.ts";
+import { splitIdentifier, stem } from "./terms.ts";
 
 /**
  * Which repository files the task's text points at, resolved against the paths the searches
@@ -23,6 +24,8 @@ const MAX_MESSAGE_FILES = 6;
 const MESSAGE_WEIGHT = 3;
 /** Weight of a file that defines a qualified name's owner and its member. */
 const MEMBER_WEIGHT = 3;
+/** Weight of a module the title names with its kind ("the logger middleware"). */
+const PHRASE_WEIGHT = 1.5;
 
 /**
  * Every file the task points at, with the pointers.
@@ -84,7 +87,35 @@ export function pointedFiles(e: TaskEvidence, k: Knowledge): Map<string, Pointer
         line: null,
       });
   }
+  // "the logger middleware", "the cookie helper": two words of the title that are a module's
+  // name and a folder it sits in (`middleware/logger/index.ts`, `helper/cookie/index.ts`).
+  if (e.phrases.length > 0)
+    for (const path of known) {
+      if (pathKind(path) !== "source") continue;
+      const module = moduleName(path);
+      const folders = dirOf(path).split("/");
+      if (isModuleFile(path)) folders.pop();
+      for (const [a, b] of e.phrases) {
+        const named =
+          (sameWord(module, a) && folders.some((f) => sameWord(f, b))) ||
+          (sameWord(module, b) && folders.some((f) => sameWord(f, a)));
+        if (named)
+          add(path, {
+            what: `the task names it: "${a} ${b}"`,
+            weight: PHRASE_WEIGHT,
+            among: 1,
+            line: null,
+            restatesPath: true,
+          });
+      }
+    }
   return out;
+}
+
+/** A path segment and a task word are the same word (`middlewares` and `middleware`). */
+function sameWord(segment: string, word: string): boolean {
+  const a = splitIdentifier(segment).join("");
+  return a === word || stem(a) === stem(word);
 }
 
 /**

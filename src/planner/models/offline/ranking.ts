@@ -40,6 +40,8 @@ export interface TermEvidence {
   defs: ReadonlyMap<string, readonly DefinitionHit[]>;
   /** The search was cut short (the term is everywhere). */
   truncated: boolean;
+  /** The whole identifier this term is a part of (counts as the same evidence for coverage). */
+  partOf?: string;
 }
 
 export interface RankInput {
@@ -77,6 +79,8 @@ export interface Pointer {
   among: number;
   /** The line it names, if any. */
   line: number | null;
+  /** It says again what the file's path already says (the title names the module by its folders). */
+  restatesPath?: boolean;
 }
 
 export interface RankedFile {
@@ -110,6 +114,8 @@ const POINTER_SCORE = 4;
 const PATH_FILE_SCORE = 3;
 const PATH_FOLDER_SCORE = 1.2;
 const COVERAGE_BONUS = 0.35;
+/** A term a file only mentions counts this much towards its coverage. */
+const MENTION_COVERAGE = 0.5;
 /**
  * With more terms than {@link FEW_TERMS} (an issue's), only a term in at most this share of the
  * files is telling enough to count towards coverage; a subject's few terms all count.
@@ -196,6 +202,8 @@ export function rankFiles(input: RankInput): RankedFile[] {
     return f;
   };
   const add = (path: string, value: number) => base.set(path, (base.get(path) ?? 0) + value);
+  /** path → defined name → the best value any term gave it. */
+  const defValues = new Map<string, Map<string, number>>();
 
   for (const t of input.terms) {
     const df = new Set([...t.hits.keys(), ...t.pathMatches]).size;
@@ -238,9 +246,15 @@ export function rankFiles(input: RankInput): RankedFile[] {
         line: bestDef.line,
         exact: nameMatch(bestDef.name, t.term) === 2,
       });
-      add(path, t.weight * defIdf * DEFINITION_SCORE * best);
+      const value = t.weight * defIdf * DEFINITION_SCORE * best;
+      const byName = defValues.get(path) ?? new Map<string, number>();
+      byName.set(bestDef.name, Math.max(byName.get(bestDef.name) ?? 0, value));
+      defValues.set(path, byName);
     }
   }
+  // One definition is one piece of evidence: `decodeURIComponent_` found by the whole name and
+  // by its parts "decode" and "component" counts once, at its best.
+  for (const [path, byName] of defValues) for (const value of byName.values()) add(path, value);
 
   // What the task's text points at: each pointer is worth its weight at the rarity of the
   // files it could mean — a link to one file counts fully, a bare `__init__.py` barely.
@@ -261,18 +275,29 @@ export function rankFiles(input: RankInput): RankedFile[] {
       })
       .map((t) => t.term),
   );
+  // The parts of one identifier ("decode", "component" of `decodeURIComponent`) are one term.
+  const groupOf = new Map(input.terms.flatMap((t) => (t.partOf ? [[t.term, t.partOf]] : [])));
   const focusFolders = new Set([...(input.focus ?? [])].map(folderOf));
   for (const [path, f] of files) {
     // Terms most files hold say little about a file that holds them all: only the telling
     // ones count towards coverage (a long issue's dozen words would lift every large file).
+    // A term the file defines or is named after counts fully; one it only mentions, half.
+    const strong = new Set(
+      [...f.pathTerms.map((p) => p.term), ...f.defines.map((d) => d.term)]
+        .filter((term) => telling.has(term))
+        .map((term) => groupOf.get(term) ?? term),
+    );
+    const weak = new Set(
+      f.termHits
+        .map((h) => h.term)
+        .filter((term) => telling.has(term))
+        .map((term) => groupOf.get(term) ?? term)
+        .filter((group) => !strong.has(group)),
+    );
     const distinct =
-      new Set(
-        [
-          ...f.termHits.map((h) => h.term),
-          ...f.pathTerms.map((p) => p.term),
-          ...f.defines.map((d) => d.term),
-        ].filter((term) => telling.has(term)),
-      ).size + (f.pointers.length > 0 ? 1 : 0);
+      strong.size +
+      MENTION_COVERAGE * weak.size +
+      (f.pointers.some((p) => !p.restatesPath) ? 1 : 0);
     let factor = (1 + COVERAGE_BONUS * Math.max(0, distinct - 1)) * kindFactor(f.kind, input);
     if (f.inArea) factor *= AREA_FACTOR;
     if (input.focus?.has(path)) {

@@ -1,12 +1,13 @@
 import { nameMatch } from "./definitions.ts";
 import { importSpecifiers, lineImports, resolveImport } from "./imports.ts";
 import { fileCount, type Knowledge, searchOf } from "./knowledge.ts";
-import { dirOf, fileStem, matchPath, pathKind, testsSource } from "./paths.ts";
+import { dirOf, fileStem, matchPath, pathKind } from "./paths.ts";
 import { pointedFiles } from "./pointers.ts";
 import type { DefinitionHit } from "./ranking.ts";
 import { entryPoints, type RankedFile, rankFiles, type TermEvidence } from "./ranking.ts";
 import type { Steering } from "./steering.ts";
 import { splitIdentifier, stem } from "./terms.ts";
+import { isTestSupport, testPairing } from "./tests.ts";
 import type { Transcript } from "./transcript.ts";
 
 /**
@@ -42,6 +43,7 @@ export function rank(k: Knowledge, s: Steering): RankedFile[] {
       pathMatches: found?.pathMatches ?? new Set(),
       defs: definitionsOf(k, term.text),
       truncated: (found?.truncated ?? false) || k.defsTruncated.has(term.text),
+      ...(term.partOf !== undefined && { partOf: term.partOf }),
     };
   });
   const exclude = new Set(s.exclude);
@@ -227,8 +229,9 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
 }
 
 /**
- * The tests of the listed files: tests named after one of them first (in the files' order),
- * then tests that matched the task's terms, best first.
+ * The tests of the listed files: for each file in order, the test beside it, then the one
+ * named after its module; then tests that matched the task's terms, best first. Fixtures and
+ * support helpers are never listed as tests.
  */
 function testsFor(
   listed: readonly string[],
@@ -238,22 +241,19 @@ function testsFor(
   const tests = [...k.known].filter((p) => pathKind(p) === "test").sort();
   const out: string[] = [];
   for (const source of listed) {
-    for (const test of tests)
-      if (!out.includes(test) && testsSource(test, source) && sameTree(test, source))
-        out.push(test);
+    const paired = tests
+      .map((test) => ({ test, pairing: testPairing(test, source) }))
+      .filter((x) => x.pairing >= 2)
+      .sort((a, b) => b.pairing - a.pairing || (a.test < b.test ? -1 : 1));
+    // The test beside a file is its test; a namesake elsewhere only when there is none beside it.
+    const best = paired[0]?.pairing ?? 0;
+    for (const { test, pairing } of paired)
+      if (pairing === best && !out.includes(test)) out.push(test);
   }
   for (const f of ranking)
-    if (f.isTest && !f.named && !out.includes(f.path) && f.own > 0) out.push(f.path);
+    if (f.isTest && !f.named && !out.includes(f.path) && f.own > 0 && !isTestSupport(f.path))
+      out.push(f.path);
   return out.slice(0, MAX_TESTS);
-}
-
-/** A test and a source of the same package (the first folder, or a workspace member). */
-function sameTree(test: string, source: string): boolean {
-  const top = (p: string) => (p.includes("/") ? p.slice(0, p.indexOf("/")) : "");
-  const a = top(test);
-  const b = top(source);
-  const shared = new Set(["test", "tests", "spec", "src", "lib", "__tests__", ""]);
-  return a === b || shared.has(a) || shared.has(b) || dirOf(test).startsWith(dirOf(source));
 }
 
 /**

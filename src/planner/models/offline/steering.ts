@@ -8,7 +8,15 @@ import {
 } from "./evidence.ts";
 import type { Knowledge } from "./knowledge.ts";
 import { isGeneratedPath } from "./paths.ts";
-import { deriveTerms, MAX_ANALYSED_CHARS, parseTask, pathMentions, type Term } from "./terms.ts";
+import {
+  deriveTerms,
+  MAX_ANALYSED_CHARS,
+  parseTask,
+  pathMentions,
+  splitIdentifier,
+  stem,
+  type Term,
+} from "./terms.ts";
 import type { Transcript } from "./transcript.ts";
 
 /**
@@ -100,8 +108,11 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
   // its own order, as before.
   const evidence = readTask(task);
   const termSources = new Map<string, TermSource>();
-  if (isOneLine(task)) addTerms(task, 1, "task");
-  else
+  if (isOneLine(task)) {
+    addTerms(task, 1, "task");
+    dropPartsOfKnownNames(terms, task, evidence, k);
+    lessenReplaced(terms, task);
+  } else
     for (const term of taskTerms(evidence, censusOf(evidence, k))) {
       const { via, ...plain } = term;
       terms.set(term.text, plain);
@@ -318,6 +329,57 @@ function areaOf(answer: string, k: Knowledge): string | null {
   const name = answer.trim().replace(/\/$/, "");
   return k.areas.has(name) ? name : null;
 }
+
+/**
+ * A name the repository holds (`decodeURIComponent`) is evidence whole: its parts ("decode",
+ * "component") count for little on their own, or they would pull in every file that says
+ * "component". The parts of a name it does not hold keep their weight — they are all there is
+ * to go on for something new (`retryJitter`).
+ */
+function dropPartsOfKnownNames(
+  terms: Map<string, Term>,
+  task: string,
+  evidence: TaskEvidence,
+  k: Knowledge,
+): void {
+  const census = censusOf(evidence, k);
+  const names = evidence.names.filter((n) => splitIdentifier(n.name).length > 1);
+  if (names.length === 0) return;
+  let plain = task;
+  for (const n of names) plain = plain.split(n.name).join(" ");
+  const spoken = new Set(deriveTerms(plain).map((t) => t.text));
+  for (const n of names) {
+    const whole = splitIdentifier(n.name).join("");
+    const held = (census?.files.get(n.name)?.size ?? 0) > 0;
+    for (const part of splitIdentifier(n.name)) {
+      const t = stem(part);
+      const term = terms.get(t);
+      if (t === whole || spoken.has(t) || term === undefined || term.code === true) continue;
+      term.partOf = whole;
+      if (held) term.weight *= HELD_PART_WEIGHT;
+    }
+  }
+}
+
+/**
+ * What a task replaces ("… instead of `decodeURIComponent`", "rather than X") is where the
+ * change comes from, not where it goes: its words count half, unless the rest says them too.
+ */
+function lessenReplaced(terms: Map<string, Term>, task: string): void {
+  const at = task.search(/\b(?:instead of|rather than|in place of)\b/i);
+  if (at === -1) return;
+  const head = new Set(deriveTerms(task.slice(0, at)).map((t) => t.text));
+  for (const t of deriveTerms(task.slice(at))) {
+    const term = terms.get(t.text);
+    if (term !== undefined && !head.has(t.text)) term.weight *= REPLACED_WEIGHT;
+  }
+}
+
+/** The share of its weight a word of what the task replaces keeps. */
+const REPLACED_WEIGHT = 0.5;
+
+/** The share of its weight a part of a held name keeps. */
+const HELD_PART_WEIGHT = 0.4;
 
 /** What the task's probe found for its names (null before it ran). */
 function censusOf(evidence: TaskEvidence, k: Knowledge) {

@@ -26,6 +26,8 @@ export interface Term {
   counted?: ReadonlyMap<string, number>;
   /** Written as code in the task, yet in no file of the repository (new, or the user's own). */
   absent?: boolean;
+  /** A part of this whole identifier's term, and not a word of the task of its own. */
+  partOf?: string;
 }
 
 export const MIN_TERM_CHARS = 3;
@@ -262,8 +264,16 @@ export function pathMentions(text: string): string[] {
   }
   return [...new Set(found.map((p) => p.replace(/^\.\//, "").replace(/^\/repo\//, "")))]
     .filter((p) => !/^\d+(\.\d+)+$/.test(p) && !/^(e\.g|i\.e|etc)\b/i.test(p))
+    .filter((p) => p.includes("/") || FILE_EXTENSION.test(p))
     .slice(0, MAX_PATH_MENTIONS);
 }
+
+/**
+ * Extensions a bare file name (no folder) must end in to count as a path: `Config.from_file`,
+ * `app.run` and `fmt.Println` are dotted names of code, `config.py` and `README.md` are files.
+ */
+const FILE_EXTENSION =
+  /\.(?:[cm]?[jt]sx?|py|pyi|go|rs|rb|java|kts?|scala|c|h|cc|cpp|cxx|hh|hpp|cs|php|swift|vue|svelte|sql|html?|erb|css|scss|sass|less|sh|bash|zsh|proto|graphql|md|mdx|rst|txt|adoc|json|jsonc|ya?ml|toml|ini|cfg|conf|properties|xml|env|lock|gradle|cmake|mk|ex|exs|erl|hs|ml|lua|pl|r|dart|zig|nim|tf|dockerfile|gemspec|rake)$/i;
 
 /**
  * A regular expression source matching `term` where a word or an identifier part starts:
