@@ -103,7 +103,8 @@ export function listing(
 
   const kind = taskKind(s.task);
   const missing = ungrounded(s, k);
-  if (kind === "add" && missing.length > 0) {
+  // "Only Y" leaves no room for a file the reviewer did not name.
+  if (kind === "add" && missing.length > 0 && s.only === null) {
     const home = homeFolder(changes, k);
     if (home !== null) {
       const path = newFilePath(home.dir, home.siblings, missing.slice(0, 2));
@@ -404,18 +405,22 @@ function revisionChanges(previous: Listing | null, now: Listing, s: Steering): s
   }
   for (const p of [...now.changes, ...now.checks]) {
     if (before.has(p)) continue;
-    const why = s.include.has(p)
-      ? "you named it"
-      : s.focus.has(p)
-        ? "your comment was about it"
-        : "your feedback's words lead to it";
+    const why =
+      s.include.has(p) || s.only?.includes(p)
+        ? "you named it"
+        : s.focus.has(p)
+          ? "your comment was about it"
+          : "the names your feedback writes as code lead to it";
     out.push(`Added \`${p}\`: ${why}.`);
   }
+  const onlyNamed = s.only?.map((p) => `\`${p}\``).join(", ") ?? "";
   for (const p of before) {
     if (after.has(p)) continue;
     const why = s.exclude.has(p)
       ? "you asked to leave it alone"
-      : "it ranks lower now that your feedback is part of the search";
+      : s.only !== null
+        ? `you said the change is only in ${onlyNamed || "the files you named"}`
+        : "it ranks lower now that your feedback is part of the search";
     out.push(`Dropped \`${p}\`: ${why}.`);
   }
   if (out.length === 0) out.push("The file lists are the same as in the previous revision.");

@@ -31,8 +31,12 @@ import { OFFLINE_ID_PREFIX, readTranscript, type Transcript } from "./transcript
 
 /** Lines read from each candidate (line references and imports come from these). */
 const READ_LIMIT_LINES = 1_500;
-/** Lines read from a manifest or the README. */
-const MANIFEST_LIMIT_LINES = 400;
+/**
+ * Lines read from a manifest or the README: as many as Read gives (its 100,000 characters
+ * bound the rest). hono's package.json is 706 lines, its scripts near the top; a cut at 400
+ * lines left JSON that did not parse, and the plan found no name and no test command.
+ */
+const MANIFEST_LIMIT_LINES = 2_000;
 /** Candidates read in the first round: the listed files and a few behind them. */
 const READ_FIRST_ROUND = MAX_LISTED + 2;
 /** Read rounds per planning cycle (a second one follows files the first round's imports promoted). */

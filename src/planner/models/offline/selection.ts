@@ -49,9 +49,6 @@ export function rank(k: Knowledge, s: Steering): RankedFile[] {
   const exclude = new Set(s.exclude);
   for (const path of k.known) {
     if (pathKind(path) === "project" && !s.include.has(path)) exclude.add(path);
-    for (const word of s.excludeWords)
-      if (!s.include.has(path) && (matchPath(word.text, path)?.strength ?? 0) >= 1)
-        exclude.add(path);
   }
   return rankFiles({
     terms,
@@ -183,6 +180,15 @@ export interface Chosen {
  * chooseFiles(ranking, k, s).changes // ["src/billing/invoice.ts", …]
  */
 export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Steering): Chosen {
+  // "Only Y": the reviewer's list is the list — its code to change, its tests as tests, and
+  // the tests beside that code; nothing ranked is added to it.
+  if (s.only !== null) {
+    const only = s.only.filter((p) => !s.exclude.has(p));
+    const changes = only.filter((p) => pathKind(p) !== "test");
+    const named = only.filter((p) => pathKind(p) === "test");
+    const paired = testsFor(changes, [], k).filter((p) => !named.includes(p));
+    return { changes, checks: [], tests: [...named, ...paired].slice(0, MAX_TESTS), note: null };
+  }
   const sources = ranking.filter((f) => !f.isTest || f.named);
   if (sources.length > 0) {
     const top = sources[0]!.score;

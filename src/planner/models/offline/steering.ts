@@ -6,6 +6,7 @@ import {
   type TermSource,
   taskTerms,
 } from "./evidence.ts";
+import { NEGATION, readInstructions } from "./feedback.ts";
 import type { Knowledge } from "./knowledge.ts";
 import { isGeneratedPath } from "./paths.ts";
 import {
@@ -48,8 +49,13 @@ export interface Steering {
   drafted: Set<string>;
   unknownNamed: string[];
   exclude: Set<string>;
-  /** Words of clauses that rule something out ("leave billing alone"): files named by them go. */
-  excludeWords: Term[];
+  /**
+   * The files the lists must be, when feedback said "only …" (in the order named); null when
+   * no input restricted them.
+   */
+  only: string[] | null;
+  /** Bare file names the inputs mention that several files have (none was taken). */
+  ambiguous: string[];
   /** Files a comment was about: the ranking moves towards them and their neighbours. */
   focus: Set<string>;
   /** The area the user chose in answer to the clarifying question. */
@@ -65,10 +71,6 @@ export interface Steering {
   /** Feedback asked for a migration (so the revision notes can say why one appeared). */
   migrationFromFeedback: boolean;
 }
-
-/** Feedback words that turn a named file into one to leave alone. */
-const NEGATION =
-  /\b(not|don't|dont|do not|no need|never|leave|without|skip|exclude|remove|drop|instead of|rather than|avoid|untouched|keep out)\b/i;
 
 /** Words that ask for a schema change. */
 const MIGRATION_WORDS =
@@ -89,9 +91,8 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
   const { text: task, area } = parseTask(t.task);
   const terms = new Map<string, Term>();
   const feedbackTerms = new Set<string>();
-  const excludeWords: Term[] = [];
   const addTerms = (text: string, boost: number, source: Source) => {
-    const { kept, dropped } = clauses(analysed(text), source === "feedback");
+    const { kept } = clauses(analysed(text), source === "feedback");
     for (const term of deriveTerms(kept)) {
       const known = terms.get(term.text);
       if (known) known.weight = Math.max(known.weight, term.weight * boost);
@@ -100,7 +101,6 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
         if (source === "feedback") feedbackTerms.add(term.text);
       }
     }
-    for (const term of deriveTerms(dropped)) excludeWords.push(term);
   };
   // The task's terms are chosen by what kind of evidence each word is (evidence.ts); its path
   // mentions are evidence too, weighed by how surely they name a file — never "named" files.
@@ -135,24 +135,35 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
   let wantsMigration = MIGRATION_WORDS.test(evidence.title);
   let migrationFromFeedback = false;
 
-  const named = (text: string) => {
-    for (const { mention, negated } of namedPaths(analysed(text))) {
-      const path = resolveMention(mention, k.known);
-      if (negated) {
-        if (path) {
-          exclude.add(path);
-          include.delete(path);
-        }
-      } else if (path) {
-        include.add(path);
-        exclude.delete(path);
-      } else if (mention.includes("/") && !unknownNamed.includes(mention))
-        unknownNamed.push(mention);
+  let only: string[] | null = null;
+  const onlyFrom: string[] = [];
+  const ambiguous: string[] = [];
+  /** One input's instructions (feedback.ts): what to drop, what to add, what the lists must be. */
+  const instruct = (text: string) => {
+    const i = readInstructions(analysed(text), k.known);
+    for (const path of i.exclude) {
+      exclude.add(path);
+      include.delete(path);
     }
+    for (const path of i.include) {
+      include.add(path);
+      exclude.delete(path);
+      if (only !== null && !only.includes(path)) only.push(path);
+    }
+    if (i.only !== null) {
+      only = [...i.only];
+      onlyFrom.splice(0, onlyFrom.length, ...i.only);
+      for (const path of i.only) exclude.delete(path);
+    }
+    for (const mention of i.unknown)
+      if (!unknownNamed.includes(mention)) unknownNamed.push(mention);
+    for (const mention of i.ambiguous) if (!ambiguous.includes(mention)) ambiguous.push(mention);
+    // Only names written as code are searched: prose words never pull a file in on their own.
+    addTerms(i.code, 1.5, "feedback");
+    asksForMigration(i.asking);
   };
   const asksForMigration = (text: string) => {
-    const { kept } = clauses(analysed(text), true);
-    if (MIGRATION_WORDS.test(kept)) {
+    if (MIGRATION_WORDS.test(text)) {
       if (!wantsMigration) migrationFromFeedback = true;
       wantsMigration = true;
     }
@@ -161,27 +172,25 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
   const drafted = draft === null ? new Set<string>() : steerByDraft(draft, k, terms, include);
   for (const input of t.inputs) {
     if (input.kind === "text") {
-      addTerms(input.text, 1.5, "feedback");
-      named(input.text);
-      asksForMigration(input.text);
+      instruct(input.text);
       feedbackTexts.push(analysed(input.text));
       notes.push(`You wrote: "${clip(input.text)}"`);
     } else if (input.kind === "rejection") {
       const { feedback, comments } = input.rejection;
-      const all = [feedback, ...comments.map((c) => c.text)].join("\n");
-      addTerms(all, 1.5, "feedback");
-      named(all);
-      asksForMigration(all);
-      feedbackTexts.push(analysed(all));
+      instruct([feedback, ...comments.map((c) => c.text)].join("\n"));
+      feedbackTexts.push(analysed([feedback, ...comments.map((c) => c.text)].join("\n")));
       for (const c of comments) {
-        // A comment on a passage: "drop this" rules its files out, anything else re-ranks
-        // around them.
+        // A comment on a passage: "drop this" rules its files out, "only this" makes them the
+        // list, anything else re-ranks around them.
         const negated = NEGATION.test(c.text);
+        const restricts = !negated && /\b(only|just this|just these)\b/i.test(c.text);
         for (const path of passageFiles(c.quote, t, k)) {
           if (negated) {
             exclude.add(path);
             include.delete(path);
             focus.delete(path);
+          } else if (restricts) {
+            only = [...(only ?? []), path];
           } else if (!exclude.has(path)) focus.add(path);
         }
       }
@@ -194,8 +203,9 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
         const chosen = areaOf(value, k);
         if (chosen !== null) scope = chosen;
         else {
+          // A free-text answer to "where should the plan look?" is evidence, like the task.
           addTerms(value, 1.5, "feedback");
-          named(value);
+          instruct(value);
         }
       }
       if (input.afk) afk = true;
@@ -214,7 +224,8 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
     drafted,
     unknownNamed,
     exclude,
-    excludeWords: excludeWords.filter((w) => !terms.has(w.text)),
+    only,
+    ambiguous,
     focus,
     scope,
     afk,
