@@ -1,5 +1,5 @@
-import { dirOf, isGeneratedPath, moduleName, pathKind } from "./paths.ts";
-import { MAX_ANALYSED_CHARS, pathMentions, STOP_WORDS, splitIdentifier, stem } from "./terms.ts";
+import { dirOf, isGeneratedPath, namesModule, pathKind } from "./paths.ts";
+import { MAX_ANALYSED_CHARS, pathMentions, STOP_WORDS } from "./terms.ts";
 
 /**
  * Feedback as instructions. Pure. A reviewer who writes "drop the cache and language files;
@@ -156,20 +156,9 @@ function modulesNamed(
   for (const path of [...known].sort()) {
     const kind = pathKind(path);
     if (kind !== "source" && kind !== "test") continue;
-    const module = moduleName(path).toLowerCase();
-    const folders = dirOf(path).toLowerCase().split("/");
-    if (words.some((w) => sameName(module, w) || folders.some((f) => sameName(f, w))))
-      out.push(path);
+    if (words.some((w) => namesModule(path, w))) out.push(path);
   }
   return out;
-}
-
-/** A module or folder name and a word the user wrote are the same name (`basic-auth`, `caches`). */
-function sameName(name: string, word: string): boolean {
-  if (name === word) return true;
-  const a = splitIdentifier(name).join("");
-  const b = splitIdentifier(word).join("");
-  return a === b || stem(a) === stem(b);
 }
 
 function unique(list: readonly string[]): string[] {

@@ -18,6 +18,7 @@ import { draftOutline, missingPathQuestions } from "./seed.ts";
 import {
   areaGlob,
   areaQuestion,
+  type Chosen,
   caseless,
   chooseFiles,
   MAX_LISTED,
@@ -26,7 +27,7 @@ import {
 } from "./selection.ts";
 import { type Steering, steer } from "./steering.ts";
 import { escapeRegExp, searchPattern, type Term } from "./terms.ts";
-import { testGlobs } from "./tests.ts";
+import { testGlobs, testPairing } from "./tests.ts";
 import { OFFLINE_ID_PREFIX, readTranscript, type Transcript } from "./transcript.ts";
 
 /** Lines read from each candidate (line references and imports come from these). */
@@ -208,7 +209,7 @@ function nextTurn(request: ModelRequest): ModelTurn {
       .map((c) => c.message),
   ).size;
   if (rounds < MAX_READ_ROUNDS) {
-    const focus = focusCalls(ranking, chosen.changes, chosen.checks, k, s, rounds === 0);
+    const focus = focusCalls(ranking, chosen, k, s, rounds === 0);
     if (focus.length > 0)
       return calls(
         `Offline planner: reading the top candidates and looking for their importers and tests.`,
@@ -322,15 +323,20 @@ type FocusCall = [kind: string, tool: string, input: Record<string, unknown>];
  */
 function focusCalls(
   ranking: readonly RankedFile[],
-  changes: readonly string[],
-  checks: readonly string[],
+  chosen: Chosen,
   k: Knowledge,
   s: Steering,
   first: boolean,
 ): FocusCall[] {
+  const { changes, checks } = chosen;
+  const tests = chosen.tests.filter((t) => changes.slice(0, 2).some((c) => testPairing(t, c) >= 2));
   const listed = [...changes, ...checks];
   const sources = ranking.filter((f) => !f.isTest).map((f) => f.path);
-  const toRead = (first ? [...listed, ...sources].slice(0, READ_FIRST_ROUND) : listed)
+  // The second round also reads the tests of the first files to change: the steps name the
+  // case to put a new one beside.
+  const toRead = (
+    first ? [...listed, ...sources].slice(0, READ_FIRST_ROUND) : [...listed, ...tests]
+  )
     .concat(first ? s.unknownNamed : [])
     .filter((p, i, all) => all.indexOf(p) === i && !k.attempted.has(p));
   const out: FocusCall[] = toRead.map((p) => [

@@ -157,6 +157,25 @@ export function moduleName(path: string): string {
   return isModuleFile(path) && folder !== "" ? folder : fileStem(path);
 }
 
+/**
+ * Whether a word the user wrote names the file's module or one of its folders (`cors` for
+ * `src/middleware/cors/index.ts`, `billing` for `src/billing/tax.ts`).
+ *
+ * @example
+ * namesModule("src/middleware/trailing-slash/index.ts", "trailing-slash") // true
+ */
+export function namesModule(path: string, word: string): boolean {
+  const folders = dirOf(path).split("/");
+  return [moduleName(path), ...folders].some((segment) => sameName(segment, word));
+}
+
+/** A path segment and a word are the same name (`basic-auth`, `basicAuth`; `caches`, `cache`). */
+export function sameName(segment: string, word: string): boolean {
+  const a = splitIdentifier(segment).join("");
+  const b = splitIdentifier(word).join("");
+  return a !== "" && (a === b || stem(a) === stem(b));
+}
+
 /** The file name without its folder and extension(s): `src/a/index.d.ts` → `index`. */
 export function fileStem(path: string): string {
   const name = path.slice(path.lastIndexOf("/") + 1);

@@ -58,6 +58,22 @@ export function planMarkdown(
     );
     context.push(`- Searched for: ${terms.join(", ")}`);
   }
+  if (d.pointed.length > 0)
+    context.push(`- What the task points at:\n${d.pointed.map((x) => `  - ${x}`).join("\n")}`);
+  if (d.existing.length > 0)
+    context.push(
+      `- Already in the code:\n${d.existing
+        .map(
+          (e) =>
+            `  - \`${e.name}\`: ${e.places
+              .map(
+                (p) =>
+                  `\`${p.path}\` line ${p.line}${p.within ? ` (in \`${p.within}\`)` : ""}${p.text ? ` — \`${p.text}\`` : ""}`,
+              )
+              .join("; ")}${e.more > 0 ? `; ${e.more} more` : ""}`,
+        )
+        .join("\n")}`,
+    );
   if (d.selectionNote) context.push(`- ${d.selectionNote}`);
   if (seed !== null) context.push(`- Draft: ${draftSummary(seed)}`);
   out.push(context.join("\n"));
@@ -80,7 +96,11 @@ export function planMarkdown(
   );
 
   out.push("## Open questions");
-  out.push(d.openQuestions.map((q) => `- ${q}`).join("\n"));
+  out.push(
+    d.openQuestions.length > 0
+      ? d.openQuestions.map((q) => `- ${q}`).join("\n")
+      : "- None that the evidence raises: each file to change defines or is named after what the task names, and has its test.",
+  );
   return `${out.join("\n\n")}\n`;
 }
 

@@ -1,7 +1,8 @@
 import { nameMatch } from "./definitions.ts";
 import { importSpecifiers, lineImports, resolveImport } from "./imports.ts";
+import { taskIntent } from "./intent.ts";
 import { fileCount, type Knowledge, searchOf } from "./knowledge.ts";
-import { dirOf, fileStem, matchPath, pathKind } from "./paths.ts";
+import { dirOf, fileStem, matchPath, namesModule, pathKind } from "./paths.ts";
 import { pointedFiles } from "./pointers.ts";
 import type { DefinitionHit } from "./ranking.ts";
 import { entryPoints, type RankedFile, rankFiles, type TermEvidence } from "./ranking.ts";
@@ -197,14 +198,28 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
     // others, is a file to check.
     const strong = (f: RankedFile) =>
       f.own > 0 && (f.defines.length > 0 || f.pathTerms.length > 0 || f.inArea);
+    // "… option to cors": when the best file is the module the task names as the target, the
+    // files to change are that module and what is wired to it; another module that merely has
+    // an option of the same name is a file to check.
+    const target = taskIntent(s.evidence).target;
+    const inTarget = (f: RankedFile) => target !== null && namesModule(f.path, target);
+    const core = inTarget(sources[0]!)
+      ? new Set(sources.filter(inTarget).map((f) => f.path))
+      : null;
+    const belongs = (f: RankedFile) =>
+      core === null ||
+      core.has(f.path) ||
+      f.imports.some((p) => core.has(p)) ||
+      f.importedBy.some((p) => core.has(p));
     const changes = sources
       .filter(
         (f, i) =>
           i === 0 ||
           f.named ||
           f.focused ||
-          (f.own > 0 && f.score >= STRONG_SHARE * top) ||
-          (strong(f) && f.score >= CHANGE_SHARE * top),
+          (belongs(f) &&
+            ((f.own > 0 && f.score >= STRONG_SHARE * top) ||
+              (strong(f) && f.score >= CHANGE_SHARE * top))),
       )
       .slice(0, MAX_CHANGES)
       .map((f) => f.path);

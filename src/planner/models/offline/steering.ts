@@ -34,6 +34,8 @@ export type Source = "task" | "feedback";
 export interface Steering {
   /** The task without its `area:` hint. */
   task: string;
+  /** A one-line task (a subject, a request typed at the terminal) rather than an issue. */
+  oneLine: boolean;
   /** The `area:` hint of the task, if any. */
   area: string | null;
   /** What the task's text points at: paths, frames, names, messages (evidence.ts). */
@@ -215,6 +217,7 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
   if (wantsMigration && !terms.has("migr")) terms.set("migr", { text: "migr", weight: 0.5 });
   return {
     task,
+    oneLine: isOneLine(task),
     area,
     evidence,
     terms: [...terms.values()],
