@@ -39,10 +39,13 @@ const NOT_A_NAME = new Set(
  */
 export function taskIntent(e: TaskEvidence): TaskIntent {
   const title = e.title;
-  const names = e.names
+  let names = e.names
     .filter((n) => n.where === "title" || (n.where === "prose" && n.first < title.length))
     .map((n) => n.name)
     .filter((n, i, all) => all.indexOf(n) === i && n.length >= 2);
+  // `Config.from_file` is about the method: a member comes before its owner.
+  const members = names.filter((n) => names.some((owner) => title.includes(`${owner}.${n}`)));
+  names = [...members, ...names.filter((n) => !members.includes(n))];
   let option: string | null = null;
   const flag = /(?:^|\s)(--[a-z][\w-]*)/i.exec(title);
   const before =

@@ -69,7 +69,8 @@ export function declarationsOf(
 ): Declaration[] {
   const wanted = normal(name);
   const spans = symbolSpans(path, lines);
-  const out: Declaration[] = [];
+  const exact: Declaration[] = [];
+  const folded: Declaration[] = [];
   for (const [n, text] of lines) {
     const d = parseDefinition(path, text);
     if (d === null || normal(d.name) !== wanted) continue;
@@ -77,9 +78,14 @@ export function declarationsOf(
       spans.filter((s) => s.start !== n),
       n,
     );
-    out.push({ line: n, text: quote(text), within: around?.name ?? null });
+    // `getCookie` the function before `GetCookie` its type: the name as written comes first.
+    (d.name === name ? exact : folded).push({
+      line: n,
+      text: quote(text),
+      within: around?.name ?? null,
+    });
   }
-  return out;
+  return [...exact, ...folded];
 }
 
 /**

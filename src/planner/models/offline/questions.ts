@@ -63,6 +63,8 @@ export function openQuestions(q: QuestionFacts): string[] {
     b !== undefined &&
     q.chosen.note === null &&
     s.only === null &&
+    // Two files the user named both belong to the plan: no question which one.
+    !(a.named && b.named) &&
     b.score >= ALIKE_SHARE * a.score &&
     !a.imports.includes(b.path) &&
     !a.importedBy.includes(b.path)

@@ -342,11 +342,13 @@ export function rankFiles(input: RankInput): RankedFile[] {
   }
 
   const top = Math.max(0, ...[...files.values()].map((f) => f.score));
+  // Files the user named come first; among them, code before the docs the same text names,
+  // then by their own evidence (never by the order of the paths' names).
   for (const path of input.include ?? []) {
     const f = files.get(path);
     if (f) {
       f.named = true;
-      f.score = top + 1;
+      f.score = top + 1 + kindFactor(f.kind, input) + f.score / (top + 1);
     }
   }
   return [...files.values()]

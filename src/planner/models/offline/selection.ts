@@ -190,7 +190,9 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
     const paired = testsFor(changes, [], k).filter((p) => !named.includes(p));
     return { changes, checks: [], tests: [...named, ...paired].slice(0, MAX_TESTS), note: null };
   }
-  const sources = ranking.filter((f) => !f.isTest || f.named);
+  // A test the user named is a test to extend, listed first among the tests.
+  const namedTests = ranking.filter((f) => f.isTest && f.named).map((f) => f.path);
+  const sources = ranking.filter((f) => !f.isTest);
   if (sources.length > 0) {
     const top = sources[0]!.score;
     // A file to change has evidence of its own: it defines a term or is named after one (or
@@ -227,7 +229,10 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
       .filter((f) => !changes.includes(f.path))
       .slice(0, Math.max(0, MAX_LISTED - changes.length))
       .map((f) => f.path);
-    return { changes, checks, tests: testsFor([...changes, ...checks], ranking, k), note: null };
+    const paired = testsFor([...changes, ...checks], ranking, k).filter(
+      (p) => !namedTests.includes(p),
+    );
+    return { changes, checks, tests: [...namedTests, ...paired].slice(0, MAX_TESTS), note: null };
   }
   // Nothing matched: fall back to entry points of the chosen area, or of the whole repository.
   const pool = s.scope !== null ? (k.areas.get(s.scope)?.paths ?? []) : [...k.known];
@@ -271,6 +276,9 @@ function testsFor(
     for (const { test, pairing } of paired)
       if (pairing === best && !out.includes(test)) out.push(test);
   }
+  // Tests that only mention the task's words (a runtime-test entry point, an end-to-end
+  // suite) are listed when nothing pairs with the code: beside a paired test they are noise.
+  if (out.length > 0) return out.slice(0, MAX_TESTS);
   for (const f of ranking)
     if (f.isTest && !f.named && !out.includes(f.path) && f.own > 0 && !isTestSupport(f.path))
       out.push(f.path);

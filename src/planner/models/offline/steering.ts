@@ -6,9 +6,8 @@ import {
   type TermSource,
   taskTerms,
 } from "./evidence.ts";
-import { NEGATION, readInstructions } from "./feedback.ts";
+import { NEGATION, readInstructions, resolveNamed } from "./feedback.ts";
 import type { Knowledge } from "./knowledge.ts";
-import { isGeneratedPath } from "./paths.ts";
 import {
   deriveTerms,
   MAX_ANALYSED_CHARS,
@@ -265,8 +264,11 @@ function steerByDraft(
     added++;
   }
   const drafted = new Set<string>();
-  for (const { mention, negated } of namedPaths(analysed(draft))) {
-    const path = negated ? null : resolveMention(mention, k.known);
+  const named = namedPaths(analysed(draft), DRAFT_NEGATION);
+  // A bare name that many files have (`index.test.ts`) is the one beside a path the draft names.
+  const siblings = named.map((n) => n.mention).filter((m) => k.known.has(m));
+  for (const { mention, negated } of named) {
+    const path = negated ? null : resolveMention(mention, k.known, siblings);
     if (path !== null) {
       include.add(path);
       drafted.add(path);
@@ -291,14 +293,32 @@ function clauses(text: string, splitNegated: boolean): { kept: string; dropped: 
   return { kept: kept.join("\n"), dropped: dropped.join("\n") };
 }
 
-/** A path mention and whether the words just before it rule it out. */
-function namedPaths(text: string): { mention: string; negated: boolean }[] {
+/**
+ * What rules a file out in a draft: "leave", "not", "never" — not "remove" or "skip", which
+ * in a plan's step say what to do in the file ("Remove the fallback in src/a.ts").
+ */
+const DRAFT_NEGATION =
+  /\b(not|don't|dont|do not|no need|never|leave|untouched|keep out|instead of|rather than|avoid)\b/i;
+
+/**
+ * A path mention and whether the words just before it, in its own clause, rule it out. Code
+ * spans are names, not words: "add a `skip` option in src/a.ts" does not skip src/a.ts.
+ */
+function namedPaths(
+  text: string,
+  negation: RegExp = NEGATION,
+): { mention: string; negated: boolean }[] {
   const out: { mention: string; negated: boolean }[] = [];
   for (const sentence of text.split(/[.!?;]\s+|\n/)) {
     for (const mention of pathMentions(sentence)) {
       const at = sentence.indexOf(mention);
-      const before = sentence.slice(Math.max(0, at - 40), at);
-      out.push({ mention: mention.replace(/^repo\//, ""), negated: NEGATION.test(before) });
+      const clause =
+        sentence
+          .slice(0, at)
+          .split(/[,:]\s/)
+          .pop() ?? "";
+      const before = clause.slice(-40).replace(/`[^`]*`/g, " ");
+      out.push({ mention: mention.replace(/^repo\//, ""), negated: negation.test(before) });
     }
   }
   return out;
@@ -327,15 +347,20 @@ function passageFiles(quote: string, t: Transcript, k: Knowledge): string[] {
 }
 
 /**
- * A mentioned path resolved against the known paths (exact, else a unique suffix match).
+ * A mentioned path resolved against the known paths: exact, else the one file it ends (a bare
+ * `index.test.ts` among many resolves only beside a sibling path the same text names).
  *
  * @example
  * resolveMention("tax.ts", new Set(["src/billing/tax.ts"])) // "src/billing/tax.ts"
+ * resolveMention("index.ts", new Set(["a/index.ts", "b/index.ts"])) // null
  */
-export function resolveMention(mention: string, known: ReadonlySet<string>): string | null {
-  if (known.has(mention)) return mention;
-  const matches = [...known].filter((p) => p.endsWith(`/${mention}`) && !isGeneratedPath(p));
-  return matches.length >= 1 ? matches.sort()[0]! : null;
+export function resolveMention(
+  mention: string,
+  known: ReadonlySet<string>,
+  siblings: readonly string[] = [],
+): string | null {
+  const found = resolveNamed(mention, known, siblings);
+  return found.kind === "one" ? found.path : null;
 }
 
 /** The area a question answer picked (an option label like "src/" or "src"), if any. */

@@ -79,7 +79,8 @@ export function fileAction(p: PlanFacts, path: string, check: boolean): string {
   const where = placeOf(n);
   if (n.role === "declaration")
     return `${p.intent.kind === "fix" || p.intent.kind === "remove" ? "update" : "declare the change in"} the types${where ? `: ${where}` : ""}${part}`;
-  if (n.role === "docs") return `document the change${where ? ` where ${where}` : ""}${part}`;
+  if (n.role === "docs")
+    return `document the change${where.startsWith("(") ? ` at ${where.slice(1, -1)}` : where ? ` where ${where}` : ""}${part}`;
   const specific = specificAction(p, path, clause);
   if (specific !== null) return `${specific}${part}`;
   const f = p.byPath.get(path);
