@@ -3,7 +3,7 @@ import type { EngineCell, EngineState } from "./engine-state.ts";
 import { type Agent, decidePermission } from "./permissions.ts";
 import type { SessionPort } from "./port.ts";
 import { findTool, type ToolOutcome, Workspace } from "./tools/index.ts";
-import { yieldToEventLoop } from "./tools/scan-budget.ts";
+import { scanLimitFor, yieldToEventLoop } from "./tools/scan-budget.ts";
 import { toolResultEvent } from "./turns.ts";
 
 /**
@@ -179,6 +179,7 @@ async function answerOf(
       mode,
       planPath,
       target: permission.target,
+      scanLimit: scanLimitFor(port.facts.planner),
     });
   } catch (error) {
     // A tool that breaks (a storage hiccup, a bug) must not wedge the session: the model hears

@@ -12,13 +12,7 @@ import {
   resolveImport,
 } from "../../src/planner/models/offline/imports.ts";
 import { symbolSpans } from "../../src/planner/models/offline/line-refs.ts";
-import {
-  matchPath,
-  pathKind,
-  testGlobNames,
-  testSubject,
-  testsSource,
-} from "../../src/planner/models/offline/paths.ts";
+import { matchPath, pathKind } from "../../src/planner/models/offline/paths.ts";
 import {
   deriveTerms,
   identifierSpellings,
@@ -26,6 +20,7 @@ import {
   searchPattern,
   splitIdentifier,
 } from "../../src/planner/models/offline/terms.ts";
+import { testGlobs, testPairing, testSubject } from "../../src/planner/models/offline/tests.ts";
 import { compileLinePattern } from "../../src/planner/tools/line-pattern.ts";
 import { requiredLiterals } from "../../src/planner/tools/required-literals.ts";
 
@@ -179,11 +174,11 @@ describe("paths", () => {
     expect(testSubject("src/test/java/org/x/ParserTest.java")).toBe("parser");
     expect(testSubject("spec/base_spec.rb")).toBe("base");
     expect(testSubject("src/a.ts")).toBeNull();
-    expect(testsSource("test/auth/login.test.ts", "src/auth/login.ts")).toBe(true);
-    expect(testsSource("tests/test_users.py", "app/users/__init__.py")).toBe(true);
-    expect(testsSource("tests/test_users.py", "app/users/service.py")).toBe(false);
-    expect(testGlobNames("src/main/java/org/x/Parser.java")).toContain("ParserTest.*");
-    expect(testGlobNames("lib/x/base.rb")).toContain("base_spec.*");
+    expect(testPairing("test/auth/login.test.ts", "src/auth/login.ts")).toBe(2);
+    expect(testPairing("tests/test_users.py", "app/users/__init__.py")).toBe(2);
+    expect(testPairing("tests/test_users.py", "app/users/service.py")).toBe(0);
+    expect(testGlobs("src/main/java/org/x/Parser.java")).toContain("**/ParserTest.*");
+    expect(testGlobs("lib/x/base.rb")).toContain("**/base_spec.*");
   });
 });
 

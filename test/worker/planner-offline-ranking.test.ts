@@ -480,6 +480,7 @@ describe("what the plan says a file is about", () => {
       isTest: false,
       named: false,
       focused: false,
+      pointers: [],
     });
     expect(clauseFor(file("src/session/store.js", ["store", "session", "user"]), clauses)).toBe(
       "reuses the existing session store",

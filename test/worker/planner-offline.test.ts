@@ -65,8 +65,10 @@ describe("the offline planner on the shop fixture", () => {
     expect(plan).toContain('- `npm test` — package.json script "test": vitest run');
     expect(plan).toContain("- `make test` — Makefile target");
     expect(plan).toContain('Nothing in the repository mentions "github" and "oauth"');
+    // The files come first, so the first paths a plan names are its ranking (a README line
+    // in the context would otherwise name a translated README before any source file).
     expect(plan).toMatch(
-      /## Context[\s\S]*## Files to change[\s\S]*## Steps[\s\S]*## Verification[\s\S]*## Open questions/,
+      /## Files to change[\s\S]*## Context[\s\S]*## Steps[\s\S]*## Verification[\s\S]*## Open questions/,
     );
   });
 

@@ -9,6 +9,7 @@ import {
   MAX_PATTERN_PROGRAM_SIZE,
 } from "../../src/planner/tools/line-pattern.ts";
 import { requiredLiterals } from "../../src/planner/tools/required-literals.ts";
+import type { ScanLimit } from "../../src/planner/tools/scan-budget.ts";
 import type { ToolName } from "../../src/protocol/index.ts";
 import { MemoryPort } from "../support/memory-port.ts";
 import { PLAN_PATH, shopFixture } from "./planner/helpers.ts";
@@ -22,14 +23,14 @@ import { PLAN_PATH, shopFixture } from "./planner/helpers.ts";
 
 const shop = () => new MemoryPort({ files: shopFixture() });
 
-/** Runs a read-only tool with an optional scan budget (the seam the loop leaves unset). */
-async function scan(port: MemoryPort, name: ToolName, input: object, scanBudgetMs?: number) {
+/** Runs a read-only tool with an optional scan limit (the loop's choice: scanLimitFor). */
+async function scan(port: MemoryPort, name: ToolName, input: object, scanLimit?: ScanLimit) {
   const outcome = await findTool(name)!.run(input, {
     port,
     workspace: new Workspace(port, PLAN_PATH),
     mode: "plan",
     planPath: PLAN_PATH,
-    ...(scanBudgetMs !== undefined && { scanBudgetMs }),
+    ...(scanLimit !== undefined && { scanLimit }),
   });
   if (outcome.kind !== "result") throw new Error(`${name} opened a wait`);
   return { text: outcome.content, isError: outcome.isError };
@@ -252,7 +253,12 @@ describe("Grep and Glob share the worker", () => {
     const port = new MemoryPort({ files: corpus(200, 64 * 1024) });
     const full = await scan(port, "Grep", { pattern: "handle", head_limit: 1_000 });
     expect(full.text.startsWith("Found 200 files")).toBe(true);
-    const cut = await scan(port, "Grep", { pattern: "handle", head_limit: 1_000 }, 5);
+    const cut = await scan(
+      port,
+      "Grep",
+      { pattern: "handle", head_limit: 1_000 },
+      { kind: "time", ms: 5 },
+    );
     expect(cut.isError).toBe(false);
     const found = Number(/^Found (\d+) files/.exec(cut.text)?.[1] ?? "0");
     expect(found).toBeLessThan(200);
@@ -266,7 +272,7 @@ describe("Grep and Glob share the worker", () => {
       Array.from({ length: 20_000 }, (_, i) => [`src/m${String(i).padStart(5, "0")}.ts`, ""]),
     );
     const port = new MemoryPort({ files });
-    const cut = await scan(port, "Glob", { pattern: "src/**/*.ts" }, 1);
+    const cut = await scan(port, "Glob", { pattern: "src/**/*.ts" }, { kind: "time", ms: 1 });
     expect(cut.isError).toBe(false);
     expect(cut.text).toMatch(/\(The match reached its time limit of 0\.001 s at src\/m\d{5}\.ts/);
   });

@@ -36,7 +36,8 @@ export const GlobInput = z.strictObject({
 /**
  * Finds repository files by glob (dotfiles included), sorted by path. Globs are translated to
  * RE2 and matched in linear time (`glob-pattern.ts`); the match loop yields to other work and
- * stops at {@link SCAN_BUDGET_MS} with what it found so far.
+ * stops at its limit with what it found so far ({@link SCAN_BUDGET_MS} of wall time for a
+ * model's pattern, counted work for the offline planner's: scan-budget.ts).
  *
  * @example
  * await globTool.run({ pattern: "**\/*.test.ts" }, ctx) // "src/a.test.ts\nsrc/b.test.ts"
@@ -68,12 +69,12 @@ export const globTool: Tool = {
     if (!glob.ok) return fail(glob.error);
     const isMatch = glob.value;
     const prefix = base === "" ? "" : `${base}/`;
-    const budget = new ScanBudget(ctx.scanBudgetMs);
+    const budget = new ScanBudget(ctx.scanLimit);
     const matches: string[] = [];
     let stoppedAt: string | null = null;
     for (const path of await ctx.workspace.listRepoFiles()) {
       if (!path.startsWith(prefix)) continue;
-      if (!(await budget.spend(path.length))) {
+      if (!budget.admit(path.length) || !(await budget.spend(path.length))) {
         stoppedAt = path;
         break;
       }
@@ -83,7 +84,7 @@ export const globTool: Tool = {
     return ok(
       stoppedAt === null
         ? answer
-        : `${answer}\n(The match reached its time limit of ${budget.describe()} at ${stoppedAt}: that path and the ones after it were not tried. Narrow the pattern or pass a path.)`,
+        : `${answer}\n(The match reached its ${budget.describe()} at ${stoppedAt}: that path and the ones after it were not tried. Narrow the pattern or pass a path.)`,
     );
   },
 };

@@ -70,8 +70,9 @@ type GrepArgs = z.infer<typeof GrepInput>;
 /**
  * Searches repository file contents with a regular expression, file by file (the snapshot is
  * streamed, so memory stays bounded whatever the repository's size). Patterns run in linear
- * time (`line-pattern.ts`), the scan yields to other work and stops at {@link SCAN_BUDGET_MS}
- * with what it found so far, so no pattern can hold the worker.
+ * time (`line-pattern.ts`), the scan yields to other work and stops at its limit with what it
+ * found so far: {@link SCAN_BUDGET_MS} of wall time for a model's pattern, so no pattern can
+ * hold the worker; counted work for the offline planner's own (scan-budget.ts).
  */
 export const grepTool: Tool = {
   spec: {
@@ -88,7 +89,7 @@ export const grepTool: Tool = {
     if (!pattern.ok) return fail(pattern.error);
     const scope = await resolveScope(args, ctx);
     if (!scope.ok) return fail(scope.error);
-    const budget = new ScanBudget(ctx.scanBudgetMs);
+    const budget = new ScanBudget(ctx.scanLimit);
     return ok(await search(ctx, pattern.value, args, scope.value, budget));
   },
 };
@@ -139,13 +140,17 @@ async function search(
   let files = 0;
   let matches = 0;
   let cut = false;
-  /** The file the time budget ran out in (it and the files after it were not searched). */
+  /** The file the scan's limit was reached at (it and the files after it were not searched). */
   let stoppedAt: string | null = null;
   let longLines = 0;
   let longLineChars = Number.POSITIVE_INFINITY;
 
   for await (const file of ctx.workspace.scanRepo(accept)) {
     if (file.text.slice(0, BINARY_PROBE_CHARS).includes("\u0000")) continue;
+    if (!budget.admit(file.text.length)) {
+      stoppedAt = file.path;
+      break;
+    }
     const found = await matchingLines(file.text, pattern, budget);
     if (found === null) {
       stoppedAt = file.path;
@@ -180,7 +185,7 @@ async function search(
   const stopped =
     stoppedAt === null
       ? ""
-      : `(The search reached its time limit of ${budget.describe()} at ${stoppedAt}: that file and the ones after it in path order were not searched. Narrow the search with path or glob, or simplify the pattern.)`;
+      : `(The search reached its ${budget.describe()} at ${stoppedAt}: that file and the ones after it in path order were not searched. Narrow the search with path or glob, or simplify the pattern.)`;
   const notes = [
     ...(longLines === 0
       ? []

@@ -9,17 +9,11 @@ import type { ScanBudget } from "./scan-budget.ts";
  * by literal search, else a whole-slice test, halving the slice while it may match.
  */
 
-/**
- * Slices of work one line may take (about 80 ms); a longer line is searched in its beginning
- * only, which a match in a minified file rarely needs more than, and the answer says so.
- */
-const LONG_LINE_SLICES = 4;
-
 /** Which lines of a file match, and how many were too long to search whole. */
 export interface FileHits {
   /** Indexes (0 for the first line) of the matching lines, in order. */
   lines: number[];
-  /** Lines searched in their beginning only ({@link LONG_LINE_SLICES} slices' worth). */
+  /** Lines searched in their beginning only (`ScanBudget.longLineChars`). */
   longLines: number;
   /** How many characters of the shortest-searched long line were searched. */
   longLineChars: number;
@@ -28,9 +22,9 @@ export interface FileHits {
 /**
  * The lines of `text` (split at "\n", as `split` does) that `pattern` matches, found within
  * `budget`: runs of lines are tested a slice at a time (`ScanBudget.sliceChars`, about 20 ms
- * of work), and a line longer than {@link LONG_LINE_SLICES} slices (minified code, data) is
- * tested in that much of its beginning only, so no single call into the engine runs long.
- * Null when the time budget ran out.
+ * of work), and a line longer than `ScanBudget.longLineChars` (minified code, data) is tested
+ * in that much of its beginning only, so no single call into the engine runs long. Null when
+ * the time budget ran out.
  *
  * @example
  * const found = await matchingLines(file.text, pattern, new ScanBudget());
@@ -66,16 +60,16 @@ export async function matchingLines(
   for (let line = 0, start = 0; ; line++) {
     const newline = text.indexOf("\n", start);
     const end = newline === -1 ? text.length : newline;
-    if (end - start > budget.sliceChars() * LONG_LINE_SLICES) {
+    if (end - start > budget.longLineChars()) {
       if (!(await flush(Math.max(sliceStart, start - 1), line - sliceLine))) return null;
-      if (!budget.calibrated) {
+      if (budget.calibrating) {
         // Size the cut by the speed of this pattern on this text, not by the cautious guess:
         // time one slice of the line (its answer is not the line's), then measure it.
         if (!(await budget.spend(budget.sliceChars()))) return null;
         pattern.mayMatch(text.slice(start, start + budget.sliceChars()));
         await budget.pause();
       }
-      const limit = budget.sliceChars() * LONG_LINE_SLICES;
+      const limit = budget.longLineChars();
       if (!(await budget.spend(Math.min(limit, end - start)))) return null;
       if (pattern.testLine(text.slice(start, Math.min(end, start + limit)))) hits.push(line);
       if (end - start > limit) {

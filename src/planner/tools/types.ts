@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { PermissionMode, SessionToolName } from "../../protocol/index.ts";
 import type { WriteTarget } from "../permissions.ts";
 import type { SessionPort } from "../port.ts";
+import type { ScanLimit } from "./scan-budget.ts";
 import type { Workspace } from "./workspace.ts";
 
 /** What the model is told about a tool: its name, what it does, its input as JSON Schema. */
@@ -19,8 +20,11 @@ export interface ToolContext {
   planPath: string;
   /** Set when the permission check allowed a write: the one thing it may touch. */
   target?: WriteTarget;
-  /** Wall-time budget of a scan in ms (a seam for tests; the loop leaves the default). */
-  scanBudgetMs?: number;
+  /**
+   * What stops a Grep or Glob: wall time for a model's patterns (the default), counted work for
+   * the offline planner's own, so its plan never depends on the machine's speed (scan-budget.ts).
+   */
+  scanLimit?: ScanLimit;
 }
 
 /**

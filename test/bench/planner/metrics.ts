@@ -18,6 +18,19 @@ export function recallAt(
   return gold.filter((path) => first.has(path)).length / gold.length;
 }
 
+/**
+ * Acc@k: 1 when the first k named files hold a gold file, else 0 (so its mean is the share of
+ * tasks where the method put a file the fix changed among its first k).
+ *
+ * @example
+ * hitAt(["a.ts", "b.ts"], ["c.ts", "b.ts"], 1); // 0
+ * hitAt(["a.ts", "b.ts"], ["c.ts", "b.ts"], 5); // 1
+ */
+export function hitAt(gold: readonly string[], named: readonly string[], k: number): number {
+  const first = new Set(named.slice(0, k));
+  return gold.some((path) => first.has(path)) ? 1 : 0;
+}
+
 export function mean(values: readonly number[]): number | null {
   return values.length === 0 ? null : values.reduce((sum, v) => sum + v, 0) / values.length;
 }

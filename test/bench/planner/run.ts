@@ -12,11 +12,22 @@ import {
 } from "../../../local-client/worker-process.ts";
 import { rankBm25, TOP_FILES } from "./bm25.ts";
 import { type BenchTask, TASKS_FILE, type TaskFile } from "./build-tasks.ts";
+import {
+  ISSUE_TASKS_FILE,
+  type IssueTask,
+  type IssueTaskFile,
+  readIssuePrompts,
+} from "./issues/build.ts";
+import {
+  type IssueResultsFile,
+  type IssueTaskResult,
+  issueReportMarkdown,
+} from "./issues/report.ts";
 import { recallAt } from "./metrics.ts";
 import { requireMirror } from "./mirrors.ts";
 import { materialiseTree, readDocuments, snapshotTree } from "./parent-tree.ts";
 import { filesLeadingLines, filesNamedByPlan, type NamedFile } from "./plan-files.ts";
-import { planOnce } from "./plan-session.ts";
+import { type PlanOutcome, planOnce } from "./plan-session.ts";
 import {
   type PlannerResult,
   type ResultsFile,
@@ -27,16 +38,19 @@ import {
   type VariantResult,
 } from "./report.ts";
 import { measureScale } from "./scale.ts";
-import { taskPrompt } from "./task-rules.ts";
+import { classifyPath, taskPrompt } from "./task-rules.ts";
 
 /**
  * `npm run bench:planner`: recall@8 of the offline planner, end to end through the real worker,
  * beside a BM25 baseline on the same snapshot trees, for every task of tasks.json — each with
  * the area hint and with the bare subject — plus plan time. See README.md beside this file.
+ * With `--issues`, the task set is issues/tasks.json instead: real issue texts, scored by
+ * Acc@1, Acc@5 and recall@8 against a BM25 over the tree's non-test source files, per split.
  *
  *   npx tsx test/bench/planner/run.ts --mirrors DIR [--clone-from-network] [--only repo[,repo]]
  *       [--limit N] [--out results.md] [--json results.json] [--scale] [--bm25-only]
  *       [--timeout-s 120] [--tasks tasks.json] [--save-plans DIR]
+ *       [--issues [--split tuning|held-out] [--twice]]
  *
  * One `wrangler dev` (offline planner, rate limits off) serves the whole run; tasks run one
  * after another. A task that cannot be measured, or a plan that fails, is recorded with its
@@ -54,7 +68,10 @@ const { values } = parseArgs({
     limit: { type: "string" },
     out: { type: "string" },
     json: { type: "string" },
-    tasks: { type: "string", default: TASKS_FILE },
+    tasks: { type: "string" },
+    issues: { type: "boolean", default: false },
+    split: { type: "string" },
+    twice: { type: "boolean", default: false },
     "timeout-s": { type: "string", default: String(DEFAULT_TIMEOUT_S) },
     scale: { type: "boolean", default: false },
     "bm25-only": { type: "boolean", default: false },
@@ -69,19 +86,40 @@ if (values.mirrors === undefined) {
 }
 const mirrors = values.mirrors;
 const timeoutMs = Number(values["timeout-s"]) * 1000;
-const taskFile = JSON.parse(readFileSync(values.tasks, "utf8")) as TaskFile;
-const only = values.only?.split(",").map((s) => s.trim().toLowerCase());
-let tasks = taskFile.tasks.filter(
-  (t) =>
-    only === undefined ||
-    only.includes(t.repo.toLowerCase()) ||
-    only.includes(t.repo.split("/")[1]!.toLowerCase()),
-);
-if (values.limit !== undefined) tasks = tasks.slice(0, Number(values.limit));
-if (tasks.length === 0) {
-  console.error(`no task matches --only ${values.only}`);
+const issueMode = values.issues ?? false;
+const tasksPath = values.tasks ?? (issueMode ? ISSUE_TASKS_FILE : TASKS_FILE);
+if (values.twice && !issueMode) {
+  console.error("--twice is an option of --issues runs");
   process.exit(2);
 }
+const only = values.only?.split(",").map((s) => s.trim().toLowerCase());
+/** The tasks of the file that --only, --split and --limit keep. */
+function chosen<T extends { repo: string; split?: string }>(all: readonly T[]): T[] {
+  let kept = all.filter(
+    (t) =>
+      (only === undefined ||
+        only.includes(t.repo.toLowerCase()) ||
+        only.includes(t.repo.split("/")[1]!.toLowerCase())) &&
+      (values.split === undefined || t.split === values.split),
+  );
+  if (values.limit !== undefined) kept = kept.slice(0, Number(values.limit));
+  if (kept.length === 0) {
+    console.error(
+      `no task matches --only ${values.only ?? "(any)"} --split ${values.split ?? "(any)"}`,
+    );
+    process.exit(2);
+  }
+  return kept;
+}
+const tasks: BenchTask[] = issueMode
+  ? []
+  : chosen((JSON.parse(readFileSync(tasksPath, "utf8")) as TaskFile).tasks);
+const issueTasks: IssueTask[] = issueMode
+  ? chosen((JSON.parse(readFileSync(tasksPath, "utf8")) as IssueTaskFile).tasks)
+  : [];
+/** The issue texts, read from the dataset's mirror (never stored in this repository). */
+const issuePrompts = issueMode ? await readIssuePrompts(mirrors, issueTasks) : new Map();
+const taskCount = issueMode ? issueTasks.length : tasks.length;
 
 const meta: ResultsFile["meta"] = {
   date: new Date().toISOString(),
@@ -90,8 +128,8 @@ const meta: ResultsFile["meta"] = {
   planport_changes: gitOutput(["status", "--porcelain", "--", "src", "local-client"])
     .split("\n")
     .filter(Boolean).length,
-  tasks_file: values.tasks,
-  tasks: tasks.length,
+  tasks_file: tasksPath,
+  tasks: taskCount,
   node: process.version,
   cpus: `${cpus().length} × ${cpus()[0]?.model ?? "unknown"}`,
   load_at_start: loadavg()
@@ -99,7 +137,7 @@ const meta: ResultsFile["meta"] = {
     .join(", "),
 };
 console.error(
-  `planner bench · ${tasks.length} tasks · planport ${String(meta.planport_commit).slice(0, 10)}${meta.planport_changes ? ` (+${meta.planport_changes} changed files in src/local-client)` : ""} · load ${meta.load_at_start}`,
+  `planner bench${issueMode ? " (issues)" : ""} · ${taskCount} tasks · planport ${String(meta.planport_commit).slice(0, 10)}${meta.planport_changes ? ` (+${meta.planport_changes} changed files in src/local-client)` : ""} · load ${meta.load_at_start}`,
 );
 
 /** The worker and its API; restarted when it stops answering. */
@@ -139,6 +177,8 @@ process.once("SIGTERM", stopOnSignal);
 
 const results: TaskResult[] = [];
 const file: ResultsFile = { meta, results };
+const issueResults: IssueTaskResult[] = [];
+const issueFile: IssueResultsFile = { meta, results: issueResults };
 const runStart = performance.now();
 try {
   if (worker !== null) {
@@ -154,9 +194,19 @@ try {
       `[${String(index + 1).padStart(3)}/${tasks.length}] ${progressLine(result)} (${seconds} s)`,
     );
   }
+  for (const [index, task] of issueTasks.entries()) {
+    const taskStart = performance.now();
+    const result = await measureIssueTask(task, issuePrompts.get(task.id)!);
+    issueResults.push(result);
+    const seconds = ((performance.now() - taskStart) / 1000).toFixed(1);
+    console.error(
+      `[${String(index + 1).padStart(3)}/${issueTasks.length}] ${issueProgressLine(result)} (${seconds} s)`,
+    );
+  }
   if (values.scale && worker !== null) {
     await worker.ensureHealthy();
     file.scale = await measureScale(worker.api!, timeoutMs, (line) => console.error(line));
+    issueFile.scale = file.scale;
   }
 } finally {
   await worker?.stop();
@@ -166,7 +216,7 @@ meta.load_at_end = loadavg()
   .join(", ");
 meta.duration_s = Math.round((performance.now() - runStart) / 1000);
 
-const markdown = `## Offline planner vs BM25 — ${meta.date}\n\n- Command: \`${meta.command}\`\n- planport: ${meta.planport_commit}${meta.planport_changes ? ` with ${meta.planport_changes} uncommitted changes in src/ and local-client/` : ""}\n- ${meta.tasks} tasks, ${meta.duration_s} s; ${meta.cpus}, Node ${meta.node}; load ${meta.load_at_start} → ${meta.load_at_end}\n\n${reportMarkdown(file)}`;
+const markdown = `## Offline planner vs BM25${issueMode ? " on real issues" : ""} — ${meta.date}\n\n- Command: \`${meta.command}\`\n- planport: ${meta.planport_commit}${meta.planport_changes ? ` with ${meta.planport_changes} uncommitted changes in src/ and local-client/` : ""}\n- ${meta.tasks} tasks, ${meta.duration_s} s; ${meta.cpus}, Node ${meta.node}; load ${meta.load_at_start} → ${meta.load_at_end}\n\n${issueMode ? issueReportMarkdown(issueFile) : reportMarkdown(file)}`;
 console.log(markdown);
 if (values.out !== undefined) writeFileSync(values.out, markdown);
 const jsonPath =
@@ -174,7 +224,7 @@ const jsonPath =
   (values.out !== undefined
     ? values.out.replace(/(\.md)?$/, ".json")
     : join(tmpdir(), `planport-bench-planner-${Date.now()}.json`));
-writeFileSync(jsonPath, `${JSON.stringify(file, null, 2)}\n`);
+writeFileSync(jsonPath, `${JSON.stringify(issueMode ? issueFile : file, null, 2)}\n`);
 console.error(`per-task results: ${jsonPath}`);
 
 /** Materialises the task's parent tree, ranks it with BM25 and plans it (both variants). */
@@ -238,15 +288,34 @@ async function plannerResult(
   api: Api,
   snapshotId: string,
   prompt: string,
-  task: BenchTask,
+  task: { gold: readonly string[] },
   files: ReadonlySet<string>,
   name: string,
 ): Promise<PlannerResult> {
+  return scorePlan(await planSaved(api, snapshotId, prompt, name), task, files);
+}
+
+/** Plans once, keeping the plan under --save-plans when asked. */
+async function planSaved(
+  api: Api,
+  snapshotId: string,
+  prompt: string,
+  name: string,
+): Promise<PlanOutcome> {
   const outcome = await planOnce(api, snapshotId, prompt, timeoutMs);
   if (values["save-plans"] !== undefined && outcome.kind !== "failure") {
     mkdirSync(values["save-plans"], { recursive: true });
     writeFileSync(join(values["save-plans"], `${name}.${outcome.kind}.md`), outcome.text);
   }
+  return outcome;
+}
+
+/** What a plan (or question, or failure) scores against the task's gold. */
+function scorePlan(
+  outcome: PlanOutcome,
+  task: { gold: readonly string[] },
+  files: ReadonlySet<string>,
+): PlannerResult {
   if (outcome.kind === "failure") {
     return {
       outcome: "failure",
@@ -308,4 +377,79 @@ function gitOutput(args: string[]): string {
   } catch {
     return "unknown";
   }
+}
+
+/**
+ * Materialises an issue task's parent tree, ranks its non-test source files with BM25 on the
+ * issue text, and plans the issue text (twice with --twice, comparing the two plans' bytes).
+ */
+async function measureIssueTask(task: IssueTask, prompt: string): Promise<IssueTaskResult> {
+  const base: IssueTaskResult = {
+    id: task.id,
+    repo: task.repo,
+    language: task.language,
+    split: task.split,
+    parent_files: task.parent_files,
+    snapshot_files: null,
+    gold: task.gold,
+    prompt_chars: prompt.length,
+  };
+  let tree: Awaited<ReturnType<typeof materialiseTree>> | null = null;
+  try {
+    const gitDir = await requireMirror(mirrors, task.repo, values["clone-from-network"] ?? false);
+    tree = await materialiseTree(gitDir, task.parent);
+    const snapshot = await snapshotTree(tree.root);
+    base.snapshot_files = snapshot.files.size;
+    const existing = task.gold.filter((path) => !task.gold_new.includes(path));
+    const missing = existing.filter((path) => !snapshot.files.has(path));
+    if (missing.length > 0) {
+      return { ...base, error: `gold file(s) not in the snapshot: ${missing.join(", ")}` };
+    }
+    // The baseline the issue names: BM25 over the tree's non-test source files only.
+    const sources = [...snapshot.files].filter((path) => classifyPath(path) === "source");
+    const bm25Top = rankBm25(readDocuments(tree.root, sources), [prompt])[0]!.map((r) => r.path);
+    if (worker === null) return { ...base, planner: null, bm25: { top: bm25Top } };
+    await worker.ensureHealthy();
+    const api = worker.api!;
+    if (!(await api.snapshotExists(snapshot.build.id))) {
+      await api.uploadSnapshot(snapshot.build.bytes);
+    }
+    const first = await planSaved(api, snapshot.build.id, prompt, task.id);
+    const result: IssueTaskResult = {
+      ...base,
+      planner: scorePlan(first, task, snapshot.files),
+      bm25: { top: bm25Top },
+    };
+    if (values.twice) {
+      const second = await planSaved(api, snapshot.build.id, prompt, `${task.id}.again`);
+      result.repeat =
+        first.kind === "failure" || second.kind === "failure"
+          ? "failed"
+          : first.kind === second.kind && first.text === second.text
+            ? "same"
+            : "different";
+    }
+    return result;
+  } catch (error) {
+    return { ...base, error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    tree?.remove();
+  }
+}
+
+function issueProgressLine(result: IssueTaskResult): string {
+  if (result.error !== undefined) return `${result.id}  not measured: ${result.error}`;
+  const mark = (top: readonly string[]) => {
+    const rank = top.findIndex((path) => result.gold.includes(path.replace(/^\+/, "")));
+    return rank === -1 ? "miss" : `#${rank + 1}`;
+  };
+  const p = result.planner;
+  const planner =
+    p === null || p === undefined
+      ? ""
+      : p.outcome === "failure"
+        ? `planner FAILED (${p.reason}) · `
+        : `planner ${mark(p.top)} (${p.outcome}, ${Math.round(p.server_ms ?? 0)} ms) · `;
+  const repeat = result.repeat === undefined ? "" : ` · twice: ${result.repeat}`;
+  return `${result.id.padEnd(40)} ${planner}bm25 ${mark(result.bm25?.top ?? [])}${repeat}`;
 }

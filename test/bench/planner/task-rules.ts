@@ -94,7 +94,7 @@ const DOC_FILE =
   /(\.(md|mdx|markdown|rst|txt|adoc|asciidoc)$)|(^|\/)(README|LICENSE|LICENCE|CONTRIBUTING|AUTHORS|CODE_OF_CONDUCT|SECURITY|NOTICE)([.-][^/]*)?$/i;
 const CHANGELOG = /(^|\/)(changelog|changes|history|news|releases?)([._-][^/]*)?$/i;
 const GENERATED =
-  /((^|\/)(vendor|vendored|third_party|node_modules|dist|build|out|target|generated|gen)\/)|\.min\.(js|css)$|[._]generated\.[a-z]+$|\.pb(\.gw)?\.go$|(^|\/)zz_generated[^/]*$|_pb2(_grpc)?\.py$/i;
+  /((^|\/)(vendor|vendored|third_party|node_modules|dist|build|out|target|generated|gen|single_include|singleheader)\/)|\.min\.(js|css)$|[._]generated\.[a-z]+$|\.pb(\.gw)?\.go$|(^|\/)zz_generated[^/]*$|_pb2(_grpc)?\.py$|(^|\/)[^/]*amalgamated?[^/]*$/i;
 /** Tool configuration and build scripts: code, but not the application's. */
 const TOOL_CONFIG =
   /(^|\/)(\.?[\w-]*rc\.[cm]?[jt]s|[\w-]+\.config\.[cm]?[jt]s|[Gg]runtfile\.js|[Gg]ulpfile\.js|setup\.py|noxfile\.py|build\.rs)$/;

@@ -1,25 +1,28 @@
 import { migrationFolders, newFilePath, nextMigrationPath } from "./conventions.ts";
+import { type Existing, existingNames } from "./existing.ts";
 import {
   clauseFor,
   evidenceLine,
   type FileNote,
   noteFor,
-  REUSE,
   symbolList,
-  type TaskKind,
   taskClauses,
   taskKind,
   words,
 } from "./file-notes.ts";
 import { type ChangeGraph, changeGraph } from "./graph.ts";
-import { fileCount, type Knowledge } from "./knowledge.ts";
+import { taskIntent } from "./intent.ts";
+import { fileCount, type Knowledge, searchOf } from "./knowledge.ts";
 import { formatLines } from "./line-refs.ts";
 import { projectFacts, README_NAMES, readmeSummary } from "./manifests.ts";
 import { dirOf, extensionOf, pathKind } from "./paths.ts";
+import { openQuestions } from "./questions.ts";
 import type { RankedFile } from "./ranking.ts";
 import { type Chosen, importGraph, MAX_LISTED } from "./selection.ts";
 import type { Steering } from "./steering.ts";
+import { fileAction, type PlanFacts, planSteps } from "./steps.ts";
 import type { Term } from "./terms.ts";
+import { testPairing } from "./tests.ts";
 import type { Transcript } from "./transcript.ts";
 
 /**
@@ -57,6 +60,10 @@ export interface PlanDraft {
   commands: { command: string; source: string }[];
   /** The import graph among the files to change and the new files. */
   graph: ChangeGraph;
+  /** What the task names that the code already has, and where. */
+  existing: Existing[];
+  /** What of the task's text pointed at which file (frames, links, messages, members). */
+  pointed: string[];
 }
 
 /** The files a plan lists, as data (what a revision compares with the previous plan's). */
@@ -102,7 +109,8 @@ export function listing(
 
   const kind = taskKind(s.task);
   const missing = ungrounded(s, k);
-  if (kind === "add" && missing.length > 0) {
+  // "Only Y" leaves no room for a file the reviewer did not name.
+  if (kind === "add" && missing.length > 0 && s.only === null) {
     const home = homeFolder(changes, k);
     if (home !== null) {
       const path = newFilePath(home.dir, home.siblings, missing.slice(0, 2));
@@ -151,7 +159,6 @@ export function draft(
   const list = listing(k, s, ranking, chosen);
   const migrationDirs = new Set(migrationFolders(k.known).map((m) => m.dir));
   const listed = new Set([...list.changes, ...list.checks]);
-  const kind = taskKind(s.task);
   const missing = ungrounded(s, k);
   const notes = new Map<string, FileNote>();
   const note = (path: string) => {
@@ -162,16 +169,28 @@ export function draft(
     }
     return n;
   };
-  const registered = new Map([...list.registrar].map(([file, by]) => [by, file]));
-  const clauses = [s.task, ...s.feedbackTexts].flatMap(taskClauses);
+  const registers = new Map([...list.registrar].map(([file, by]) => [by, file]));
+  // Which part of a one-line task a file is about; an issue's sentences are no labels.
+  const clauses = s.oneLine ? [s.task, ...s.feedbackTexts].flatMap(taskClauses) : [];
   const clauseOf = (path: string) => clauseFor(byPath.get(path), clauses);
+  const intent = taskIntent(s.evidence);
+  const existing = existingNames(intent, k, [...list.changes, ...list.checks]);
+  const facts: PlanFacts = {
+    k,
+    intent,
+    list,
+    byPath,
+    note,
+    clauseOf,
+    registers,
+    tests: chosen.tests,
+    existing,
+    hasCommands: false,
+  };
 
   const describe = (path: string, check: boolean): ListedFile => {
     const f = byPath.get(path);
-    const n = note(path);
-    const what = check
-      ? checkAction(n)
-      : action(n, kind, clauseOf(path), f, registered.get(path) ?? null);
+    const what = fileAction(facts, path, check);
     const why = f
       ? evidenceLine(f, listed, s.area, s.drafted)
       : chosen.note
@@ -187,7 +206,7 @@ export function draft(
   }));
   const tests = chosen.tests.map((path) => {
     const f = byPath.get(path);
-    const subject = [...listed].find((p) => sameStem(path, p));
+    const subject = [...listed].find((p) => testPairing(path, p) >= 2);
     const n = note(path);
     const where = symbolList(n) || (n.mentions.length > 0 ? formatLines(n.mentions[0]!.lines) : "");
     const about = subject
@@ -198,32 +217,17 @@ export function draft(
     return { path, text: [about, where ? `see ${where}` : ""].filter(Boolean).join("; ") };
   });
 
-  const open: string[] = [];
-  if (missing.length > 0) {
-    open.push(
-      `Nothing in the repository mentions ${words(missing.map((x) => `"${x}"`))}: is that new code (the plan assumes so), or does it go by another name here?`,
-    );
-  }
-  if (s.afk)
-    open.push(
-      "The clarifying question went unanswered (the user may be away); the plan uses its best judgment. Confirm the area before carrying it out.",
-    );
-  if (k.root !== null && k.root.dirs.length === 0 && k.root.files.length === 0) {
-    open.push(
-      "No repository snapshot was attached to this session, so no code was read. Start a session from the repository to get a grounded plan.",
-    );
-  }
-  if (chosen.note !== null && s.scope === null)
-    open.push(
-      "Which part of the code base does the task concern? Naming a file or folder in feedback focuses the next revision.",
-    );
-  if (s.area !== null && !ranking.some((f) => f.inArea))
-    open.push(
-      `The area hint \`${s.area}\` names no folder or file here; the plan ranks without it.`,
-    );
-  open.push(
-    "The offline planner matched the task's words against the code — names, definitions, mentions and imports — not its meaning: check that no file outside these lists needs to change, and that each listed one does.",
-  );
+  const open = openQuestions({
+    k,
+    s,
+    intent,
+    ranking,
+    chosen,
+    changes: list.changes,
+    tests: chosen.tests,
+    existing,
+    missing,
+  });
 
   const project = projectFacts(manifestTexts, [
     ...(k.root?.dirs ?? []).map((d) => `${d}/`),
@@ -241,7 +245,7 @@ export function draft(
     fileCount: fileCount(k),
     area: s.area,
     terms: s.terms.map((x) => {
-      const found = k.searches.get(x.text);
+      const found = searchOf(k, x);
       const paths = new Set([...(found?.hits?.keys() ?? []), ...(found?.pathMatches ?? [])]);
       const defines = ranking.filter((f) => f.defines.some((d) => d.term === x.text)).length;
       return { term: x.text, files: paths.size, defines, common: found?.truncated ?? false };
@@ -252,135 +256,13 @@ export function draft(
     tests,
     selectionNote: chosen.note,
     revisionNotes: [...revisionChanges(previous, list, s), ...s.notes],
-    steps: steps(list, note, clauseOf, kind, tests, project.commands.length > 0, k),
+    steps: planSteps({ ...facts, hasCommands: project.commands.length > 0 }),
+    existing,
+    pointed: pointedSummary(s, ranking),
     openQuestions: open,
     commands: project.commands,
     graph,
   };
-}
-
-/** The verb for a file's part of the task: its clause's "reuse", else the task's kind. */
-function verbFor(kind: TaskKind, clause: string | null): string {
-  if (clause !== null && REUSE.test(clause)) return "reuse";
-  return kind === "add"
-    ? "extend"
-    : kind === "fix"
-      ? "fix"
-      : kind === "remove"
-        ? "remove the part concerned from"
-        : "change";
-}
-
-/** What to do in a file to change, from its role, the task's kind and the symbols concerned. */
-function action(
-  n: FileNote,
-  kind: TaskKind,
-  clause: string | null,
-  f: RankedFile | undefined,
-  registers: string | null,
-): string {
-  const symbols = symbolList(n);
-  const matched = [
-    ...new Set([
-      ...(f?.defines.map((d) => d.term) ?? []),
-      ...(f?.termHits.map((h) => h.term) ?? []),
-    ]),
-  ]
-    .slice(0, 3)
-    .map((x) => `\`${x}\``);
-  const where =
-    symbols ||
-    (n.mentions.length > 0
-      ? `${n.mentions[0]!.symbol ? `\`${n.mentions[0]!.symbol}\` ` : ""}(${formatLines(n.mentions[0]!.lines)})`
-      : "");
-  const part = clause !== null ? ` — for "${clause}"` : "";
-  if (registers !== null) {
-    const lines =
-      n.registrations.length > 0 ? ` (${formatLines(n.registrations.slice(0, 6))})` : "";
-    return `register \`${registers}\` where the existing ones are registered${lines}`;
-  }
-  if (n.role === "declaration")
-    return `${kind === "fix" || kind === "remove" ? "update" : "declare the change in"} the types${where ? `: ${where}` : ""}${part}`;
-  if (n.role === "docs") return `document the change${where ? ` where ${where}` : ""}${part}`;
-  if (where === "") {
-    if (f !== undefined && f.own === 0 && (f.imports.length > 0 || f.importedBy.length > 0))
-      return "wired to the files above by imports: follow the change through to its callers here";
-    return matched.length > 0
-      ? `the task's ${words(matched)} appear here${part}`
-      : `ranked by the search${part}`;
-  }
-  return `${verbFor(kind, clause)} ${where}${part}`;
-}
-
-function checkAction(n: FileNote): string {
-  const symbols = symbolList(n);
-  if (symbols) return `check ${symbols}`;
-  if (n.mentions.length > 0) return `check ${formatLines(n.mentions[0]!.lines)}`;
-  return "check whether it needs a matching change";
-}
-
-/** The ordered steps, each derived from a listed file's action. */
-function steps(
-  list: Listing,
-  note: (path: string) => FileNote,
-  clauseOf: (path: string) => string | null,
-  kind: TaskKind,
-  tests: readonly ListedFile[],
-  hasCommands: boolean,
-  k: Knowledge,
-): string[] {
-  const out: string[] = [];
-  const isMigration = (n: { why: string }) => /\bmigration\b/.test(n.why);
-  for (const n of list.newFiles.filter(isMigration)) out.push(`Create \`${n.path}\` — ${n.why}.`);
-  const registrars = new Set(list.registrar.values());
-  const order = (p: string) => {
-    const role = note(p).role;
-    return role === "declaration" ? 0 : registrars.has(p) ? 2 : role === "docs" ? 3 : 1;
-  };
-  const files = [...list.changes].sort((a, b) => order(a) - order(b));
-  const newCode = list.newFiles.filter((x) => !isMigration(x) && !/feedback/.test(x.why));
-  for (const path of files) {
-    if (registrars.has(path) && newCode.length > 0) {
-      for (const n of newCode) out.push(`Create \`${n.path}\` — ${n.why}.`);
-      newCode.length = 0;
-    }
-    const n = note(path);
-    const symbols = symbolList(n);
-    const clause = clauseOf(path);
-    const part = clause !== null ? ` for "${clause}"` : "";
-    const registered = [...list.registrar].find(([, by]) => by === path)?.[0];
-    if (registered !== undefined)
-      out.push(
-        `Register \`${registered}\` in \`${path}\`${n.registrations.length > 0 ? ` beside the existing registrations (${formatLines(n.registrations.slice(0, 6))})` : ""}.`,
-      );
-    else if (n.role === "declaration")
-      out.push(`Update the types in \`${path}\`${symbols ? ` (${symbols})` : ""}${part}.`);
-    else if (symbols)
-      out.push(`${capitalised(verbFor(kind, clause))} ${symbols} in \`${path}\`${part}.`);
-    else if (n.mentions.length > 0)
-      out.push(
-        `Update \`${path}\` where the task's terms appear (${formatLines(n.mentions[0]!.lines)}).`,
-      );
-  }
-  for (const n of newCode) out.push(`Create \`${n.path}\` — ${n.why}.`);
-  for (const n of list.newFiles.filter((x) => /feedback/.test(x.why)))
-    out.push(`Create \`${n.path}\` (${n.why}).`);
-  if (tests.length > 0) {
-    out.push(
-      `Cover the change in the tests: ${tests
-        .slice(0, 3)
-        .map((t) => `\`${t.path}\``)
-        .join(", ")}.`,
-    );
-  } else if ([...k.known].some((p) => pathKind(p) === "test")) {
-    out.push("Add tests next to the existing ones (no test file matched the listed files).");
-  }
-  if (hasCommands) out.push("Run the verification commands below and fix what fails.");
-  return out;
-}
-
-function capitalised(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** What this revision changed in the file lists, and why, against the previous plan. */
@@ -403,21 +285,51 @@ function revisionChanges(previous: Listing | null, now: Listing, s: Steering): s
   }
   for (const p of [...now.changes, ...now.checks]) {
     if (before.has(p)) continue;
-    const why = s.include.has(p)
-      ? "you named it"
-      : s.focus.has(p)
-        ? "your comment was about it"
-        : "your feedback's words lead to it";
+    const why =
+      s.include.has(p) || s.only?.includes(p)
+        ? "you named it"
+        : s.focus.has(p)
+          ? "your comment was about it"
+          : "the names your feedback writes as code lead to it";
     out.push(`Added \`${p}\`: ${why}.`);
   }
+  const onlyNamed = s.only?.map((p) => `\`${p}\``).join(", ") ?? "";
   for (const p of before) {
     if (after.has(p)) continue;
     const why = s.exclude.has(p)
       ? "you asked to leave it alone"
-      : "it ranks lower now that your feedback is part of the search";
+      : s.only !== null
+        ? `you said the change is only in ${onlyNamed || "the files you named"}`
+        : "it ranks lower now that your feedback is part of the search";
     out.push(`Dropped \`${p}\`: ${why}.`);
   }
   if (out.length === 0) out.push("The file lists are the same as in the previous revision.");
+  return out;
+}
+
+/** One line per file the task's text points at, for the plan's context (strongest first). */
+function pointedSummary(s: Steering, ranking: readonly RankedFile[]): string[] {
+  const out: string[] = [];
+  for (const f of ranking) {
+    const own = f.pointers.filter((p) => !p.restatesPath);
+    if (own.length === 0) continue;
+    const what = own
+      .slice(0, 2)
+      .map(
+        (p) =>
+          `${p.what}${p.line !== null ? ` (line ${p.line})` : ""}${p.among > 1 ? ` — one of ${p.among} files it could mean` : ""}`,
+      )
+      .join("; ");
+    out.push(`\`${f.path}\`: ${what}`);
+    if (out.length >= 4) break;
+  }
+  if (s.evidence.paths.length > 0 && out.length === 0)
+    out.push(
+      `The paths the task names (${s.evidence.paths
+        .slice(0, 3)
+        .map((p) => `\`${p.text}\``)
+        .join(", ")}) are not files of this repository.`,
+    );
   return out;
 }
 
@@ -429,7 +341,7 @@ export function ungrounded(s: Steering, k: Knowledge): string[] {
   return s.terms
     .filter((x) => !s.feedbackTerms.has(x.text) && x.text.length >= 4 && x.text !== "migr")
     .filter((x) => {
-      const found = k.searches.get(x.text);
+      const found = searchOf(k, x);
       return found !== undefined && (found.hits?.size ?? 0) + (found.pathMatches?.size ?? 0) === 0;
     })
     .map((x) => x.surface ?? x.text);
@@ -511,14 +423,4 @@ function registrarOf(dir: string, created: string, k: Knowledge): string | null 
     }
   }
   return best;
-}
-
-function sameStem(test: string, source: string): boolean {
-  const name = (p: string) =>
-    p
-      .slice(p.lastIndexOf("/") + 1)
-      .replace(/\..*$/, "")
-      .toLowerCase();
-  const t = name(test).replace(/^test_|_test$|_spec$|test$|tests$/g, "");
-  return t === name(source);
 }

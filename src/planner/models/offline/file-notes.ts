@@ -29,7 +29,8 @@ export function taskKind(task: string): TaskKind {
   if (
     /^(add|adds|added|introduce|support|allow|enable|implement|create|expose|provide|accept|new\b)/.test(
       first,
-    )
+    ) ||
+    /^(let|make)\b.{0,80}\b(accept|support|take|load|allow|read|handle|use)s?\b/.test(first)
   )
     return "add";
   if (

@@ -2,6 +2,7 @@ import type { ToolUseBlock } from "../../../protocol/index.ts";
 import type { ModelRequest, ModelTurn, Planner } from "../types.ts";
 import { definitionSearch } from "./definitions.ts";
 import { draft, listing } from "./draft.ts";
+import { probeNames, probePatterns } from "./evidence.ts";
 import { importersSearch } from "./imports.ts";
 import {
   areaDirs,
@@ -9,14 +10,15 @@ import {
   gatherKnowledge,
   type Knowledge,
   manifestsToRead,
+  searchOf,
 } from "./knowledge.ts";
-import { testGlobNames } from "./paths.ts";
 import { planMarkdown } from "./plan-writer.ts";
 import type { RankedFile } from "./ranking.ts";
 import { draftOutline, missingPathQuestions } from "./seed.ts";
 import {
   areaGlob,
   areaQuestion,
+  type Chosen,
   caseless,
   chooseFiles,
   MAX_LISTED,
@@ -24,13 +26,18 @@ import {
   rank,
 } from "./selection.ts";
 import { type Steering, steer } from "./steering.ts";
-import { searchPattern, type Term } from "./terms.ts";
+import { escapeRegExp, searchPattern, type Term } from "./terms.ts";
+import { testGlobs, testPairing } from "./tests.ts";
 import { OFFLINE_ID_PREFIX, readTranscript, type Transcript } from "./transcript.ts";
 
 /** Lines read from each candidate (line references and imports come from these). */
 const READ_LIMIT_LINES = 1_500;
-/** Lines read from a manifest or the README. */
-const MANIFEST_LIMIT_LINES = 400;
+/**
+ * Lines read from a manifest or the README: as many as Read gives (its 100,000 characters
+ * bound the rest). hono's package.json is 706 lines, its scripts near the top; a cut at 400
+ * lines left JSON that did not parse, and the plan found no name and no test command.
+ */
+const MANIFEST_LIMIT_LINES = 2_000;
 /** Candidates read in the first round: the listed files and a few behind them. */
 const READ_FIRST_ROUND = MAX_LISTED + 2;
 /** Read rounds per planning cycle (a second one follows files the first round's imports promoted). */
@@ -120,31 +127,51 @@ function nextTurn(request: ModelRequest): ModelTurn {
     );
   }
 
-  // 3. Search each term once (content hits and path names), and the area hint's files.
+  // 3. What the task's text points at, asked of the repository at once: which of the names it
+  // writes as code the repository holds (one probe for all of them), where the files it names
+  // are, and which files hold the messages it quotes. The terms are chosen from the answers.
   const seed =
     request.context.seedPlan === undefined ? null : draftOutline(request.context.seedPlan);
   const s = steer(t, k, seed?.digest ?? null);
-  const unsearched = s.terms.filter((term) => !k.searches.has(term.text));
+  if (!t.calls.some((c) => c.kind === "probe" || c.kind === "named")) {
+    const evidence = evidenceCalls(s);
+    if (evidence.length > 0)
+      return calls(
+        "Offline planner: looking up the names, files and messages the task mentions.",
+        evidence.map(([kind, detail, name, input]) => use(id(kind, detail), name, input)),
+      );
+  }
+
+  // 4. Search each term once (content hits and path names), and the area hint's files.
+  const needsCount = (term: Term) => term.counted === undefined && searchOf(k, term)?.hits == null;
+  const needsGlob = (term: Term) => (k.searches.get(term.text)?.pathMatches ?? null) === null;
+  const unsearched = s.terms.filter((term) => needsCount(term) || needsGlob(term));
   const hint = k.hinted === null ? areaGlob(s.area) : null;
   if (unsearched.length > 0 || hint !== null) {
     return calls(
       `Offline planner: searching for ${unsearched.map((x) => `"${x.text}"`).join(", ") || "the area"}${hint !== null ? ` and the area "${s.area}"` : ""}.`,
       [
         ...unsearched.flatMap((term) => [
-          use(id("grep", term.text), "Grep", {
-            // Where a word or identifier part starts, so a stem never matches mid-word.
-            pattern: searchPattern(term),
-            output_mode: "count",
-            head_limit: MAX_SEARCH_HITS,
-          }),
-          use(id("glob", term.text), "Glob", { pattern: pathGlob(term) }),
+          ...(needsCount(term)
+            ? [
+                use(id("grep", term.text), "Grep", {
+                  // Where a word or identifier part starts, so a stem never matches mid-word.
+                  pattern: searchPattern(term),
+                  output_mode: "count",
+                  head_limit: MAX_SEARCH_HITS,
+                }),
+              ]
+            : []),
+          ...(needsGlob(term)
+            ? [use(id("glob", term.text), "Glob", { pattern: pathGlob(term) })]
+            : []),
         ]),
         ...(hint !== null ? [use(id("hint", 0), "Glob", { pattern: hint })] : []),
       ],
     );
   }
 
-  // 4. Which files define the terms (the definitions index, a few terms per search).
+  // 5. Which files define the terms (the definitions index, a few terms per search).
   const groups = definitionGroups(s.terms, k);
   if (groups.length > 0) {
     return calls(
@@ -162,7 +189,7 @@ function nextTurn(request: ModelRequest): ModelTurn {
     );
   }
 
-  // 5. Rank; when nothing matches, ask which area to focus on (once).
+  // 6. Rank; when nothing matches, ask which area to focus on (once).
   const ranking = rank(k, s);
   const sources = ranking.filter((f) => !f.isTest);
   if (sources.length === 0 && s.scope === null && k.question === null) {
@@ -173,7 +200,7 @@ function nextTurn(request: ModelRequest): ModelTurn {
       ]);
   }
 
-  // 6. Read the candidates, find their importers and tests (a second round follows what the
+  // 7. Read the candidates, find their importers and tests (a second round follows what the
   // first one promoted).
   const chosen = chooseFiles(ranking, k, s);
   const rounds = new Set(
@@ -182,7 +209,7 @@ function nextTurn(request: ModelRequest): ModelTurn {
       .map((c) => c.message),
   ).size;
   if (rounds < MAX_READ_ROUNDS) {
-    const focus = focusCalls(ranking, chosen.changes, chosen.checks, k, s, rounds === 0);
+    const focus = focusCalls(ranking, chosen, k, s, rounds === 0);
     if (focus.length > 0)
       return calls(
         `Offline planner: reading the top candidates and looking for their importers and tests.`,
@@ -190,7 +217,7 @@ function nextTurn(request: ModelRequest): ModelTurn {
       );
   }
 
-  // 7. Write the plan and ask for review.
+  // 8. Write the plan and ask for review.
   const d = draft(t, k, s, ranking, chosen, previousListing(t, lastInput, seed?.digest ?? null));
   if (seed !== null) d.openQuestions.unshift(...missingPathQuestions(seed.digest, k.known));
   const plan = planMarkdown(d, request.context.variant, seed);
@@ -210,12 +237,20 @@ function nextTurn(request: ModelRequest): ModelTurn {
  */
 function definitionGroups(terms: readonly Term[], k: Knowledge): Term[][] {
   const total = Math.max(1, fileCount(k));
-  const eligible = terms.filter((term) => {
-    if (k.defsSearched.has(term.text)) return false;
-    const found = k.searches.get(term.text);
-    const df = new Set([...(found?.hits?.keys() ?? []), ...(found?.pathMatches ?? [])]).size;
-    return df > 0 && !found?.truncated && df / total <= DEFINITIONS_MAX_SHARE;
-  });
+  const dfOf = (term: Term) => {
+    const found = searchOf(k, term);
+    return new Set([...(found?.hits?.keys() ?? []), ...(found?.pathMatches ?? [])]).size;
+  };
+  const eligible = terms
+    .filter((term) => {
+      // A term the probe counted whole has its definitions among the probe's lines already.
+      if (k.defsSearched.has(term.text) || term.counted !== undefined) return false;
+      const df = dfOf(term);
+      return df > 0 && !searchOf(k, term)?.truncated && df / total <= DEFINITIONS_MAX_SHARE;
+    })
+    // Rare terms together, common ones after: a group's output is cut at Grep's cap, and a
+    // common word's definition lines would crowd out a rare identifier's.
+    .sort((a, b) => dfOf(a) - dfOf(b) || (a.text < b.text ? -1 : 1));
   const groups: Term[][] = [];
   for (const term of eligible) {
     const last = groups[groups.length - 1];
@@ -233,6 +268,52 @@ function definitionGroups(terms: readonly Term[], k: Knowledge): Term[][] {
 
 const FOCUS_KINDS: ReadonlySet<string> = new Set(["read", "callers", "pairs"]);
 
+type EvidenceCall = [
+  kind: string,
+  detail: string | number,
+  tool: string,
+  input: Record<string, unknown>,
+];
+
+/**
+ * The first questions the task's text asks of the repository: one probe (Grep, content) for
+ * every name it writes as code, one Glob for the file names it mentions (and short literals
+ * that may name a file: `locale('sv')`), one Grep per quoted message.
+ */
+function evidenceCalls(s: Steering): EvidenceCall[] {
+  const out: EvidenceCall[] = [];
+  probePatterns(probeNames(s.evidence)).forEach((pattern, i) => {
+    out.push([
+      "probe",
+      i,
+      "Grep",
+      { pattern, output_mode: "content", head_limit: MAX_SEARCH_HITS },
+    ]);
+  });
+  const names = [
+    ...s.evidence.paths.map((p) => p.text.slice(p.text.lastIndexOf("/") + 1)),
+    ...s.evidence.literals.flatMap((l) => [`${l}.*`, `${l}`]),
+  ].filter(
+    (n, i, all) => n !== "" && !/[{},\\[\]*?]/.test(n.replace(/\.\*$/, "")) && all.indexOf(n) === i,
+  );
+  let pattern = "";
+  for (const n of names) {
+    const next = pattern === "" ? n : `${pattern},${n}`;
+    if (next.length + 5 > MAX_GLOB_CHARS) break;
+    pattern = next;
+  }
+  if (pattern !== "") out.push(["named", 0, "Glob", { pattern: `**/{${pattern}}` }]);
+  s.evidence.messages.forEach((message, i) => {
+    out.push([
+      "message",
+      i,
+      "Grep",
+      { pattern: escapeRegExp(message), output_mode: "count", head_limit: MAX_SEARCH_HITS },
+    ]);
+  });
+  return out;
+}
+
 type FocusCall = [kind: string, tool: string, input: Record<string, unknown>];
 
 /**
@@ -242,15 +323,20 @@ type FocusCall = [kind: string, tool: string, input: Record<string, unknown>];
  */
 function focusCalls(
   ranking: readonly RankedFile[],
-  changes: readonly string[],
-  checks: readonly string[],
+  chosen: Chosen,
   k: Knowledge,
   s: Steering,
   first: boolean,
 ): FocusCall[] {
+  const { changes, checks } = chosen;
+  const tests = chosen.tests.filter((t) => changes.slice(0, 2).some((c) => testPairing(t, c) >= 2));
   const listed = [...changes, ...checks];
   const sources = ranking.filter((f) => !f.isTest).map((f) => f.path);
-  const toRead = (first ? [...listed, ...sources].slice(0, READ_FIRST_ROUND) : listed)
+  // The second round also reads the tests of the first files to change: the steps name the
+  // case to put a new one beside.
+  const toRead = (
+    first ? [...listed, ...sources].slice(0, READ_FIRST_ROUND) : [...listed, ...tests]
+  )
     .concat(first ? s.unknownNamed : [])
     .filter((p, i, all) => all.indexOf(p) === i && !k.attempted.has(p));
   const out: FocusCall[] = toRead.map((p) => [
@@ -266,15 +352,15 @@ function focusCalls(
       "Grep",
       { pattern: importersSearch(modules), output_mode: "content", head_limit: MAX_SEARCH_HITS },
     ]);
-  const names: string[] = [];
-  for (const p of listed) for (const n of testGlobNames(p)) if (!names.includes(n)) names.push(n);
+  const globs: string[] = [];
+  for (const p of listed) for (const g of testGlobs(p)) if (!globs.includes(g)) globs.push(g);
   let pattern = "";
-  for (const n of names) {
-    const next = pattern === "" ? n : `${pattern},${n}`;
-    if (next.length + 5 > MAX_GLOB_CHARS) break;
+  for (const g of globs) {
+    const next = pattern === "" ? g : `${pattern},${g}`;
+    if (next.length + 2 > MAX_GLOB_CHARS) break;
     pattern = next;
   }
-  if (pattern !== "") out.push(["pairs", "Glob", { pattern: `**/{${pattern}}` }]);
+  if (pattern !== "") out.push(["pairs", "Glob", { pattern: `{${pattern}}` }]);
   return out;
 }
 

@@ -42,6 +42,15 @@ export interface Knowledge {
   defs: Map<string, Definition[]>;
   /** Paths an area hint's Glob found, or null when there was no such Glob. */
   hinted: string[] | null;
+  /**
+   * The lines a probe for the task's names found (every name at once), and whether its output
+   * was cut; null before the probe ran (evidence.ts `probeNames`).
+   */
+  probe: { rows: GrepLine[]; cut: boolean } | null;
+  /** Paths the Glob for the file names the task mentions found; null before it ran. */
+  named: string[] | null;
+  /** The files holding each quoted message of the task (by its index), once searched. */
+  messages: Map<number, string[]>;
   /** Import lines that mention the top candidates (who imports them). */
   importLines: GrepLine[];
   /** Folders listed for their naming conventions, with the files in them. */
@@ -70,6 +79,9 @@ export function gatherKnowledge(t: Transcript): Knowledge {
     defsTruncated: new Set(),
     defs: new Map(),
     hinted: null,
+    probe: null,
+    named: null,
+    messages: new Map(),
     importLines: [],
     siblings: new Map(),
     known: new Set(),
@@ -135,12 +147,35 @@ export function gatherKnowledge(t: Transcript): Knowledge {
         if (found.truncated) for (const term of terms) k.defsTruncated.add(term);
         for (const row of found.lines) {
           k.known.add(row.path);
-          const d = parseDefinition(row.path, row.text);
-          if (d === null) continue;
-          const list = k.defs.get(row.path) ?? [];
-          if (!list.some((x) => x.line === row.line)) list.push({ ...d, line: row.line });
-          k.defs.set(row.path, list);
+          addDefinition(k, row);
         }
+        break;
+      }
+      case "probe": {
+        const found = result.isError ? { lines: [], truncated: false } : grepLines(result.text);
+        const probe = k.probe ?? { rows: [], cut: false };
+        probe.rows.push(...found.lines);
+        probe.cut ||= found.truncated;
+        k.probe = probe;
+        for (const row of found.lines) {
+          k.known.add(row.path);
+          addDefinition(k, row);
+        }
+        break;
+      }
+      case "named": {
+        const found = paths();
+        k.named = [...(k.named ?? []), ...found.paths];
+        for (const p of found.paths) k.known.add(p);
+        break;
+      }
+      case "message": {
+        const index = Number(call.term ?? "-1");
+        const found = result.isError
+          ? { hits: new Map<string, number>() }
+          : grepCounts(result.text);
+        k.messages.set(index, [...found.hits.keys()]);
+        for (const p of found.hits.keys()) k.known.add(p);
         break;
       }
       case "hint": {
@@ -174,6 +209,35 @@ export function gatherKnowledge(t: Transcript): Knowledge {
     }
   }
   return k;
+}
+
+/**
+ * What the searches found for a term: its content hits (from its own count search, or counted
+ * by the task's probe), and the paths named after it.
+ *
+ * @example
+ * searchOf(k, term)?.hits // Map { "src/flask/config.py" => 3 }
+ */
+export function searchOf(
+  k: Knowledge,
+  term: { text: string; counted?: ReadonlyMap<string, number> },
+): SearchResult | undefined {
+  const found = k.searches.get(term.text);
+  if (term.counted === undefined) return found;
+  return {
+    hits: new Map(term.counted),
+    truncated: false,
+    pathMatches: found?.pathMatches ?? null,
+  };
+}
+
+/** The definition a search row shows, if it shows one, into `k.defs`. */
+function addDefinition(k: Knowledge, row: GrepLine): void {
+  const d = parseDefinition(row.path, row.text);
+  if (d === null) return;
+  const list = k.defs.get(row.path) ?? [];
+  if (!list.some((x) => x.line === row.line)) list.push({ ...d, line: row.line });
+  k.defs.set(row.path, list);
 }
 
 /**

@@ -42,17 +42,25 @@ export function symbolSpans(path: string, lines: readonly [number, string][]): S
   }
   const last = lines.length > 0 ? lines[lines.length - 1]![0] : 0;
   return found.map((d, i) => {
-    let end = Math.min(last, d.start + MAX_SPAN_LINES);
-    for (const next of found.slice(i + 1)) {
-      if (next.indent <= d.indent) {
-        end = Math.min(end, next.start - 1);
-        break;
-      }
-    }
-    // A constant is its line; a body-less definition ends where it starts.
-    if (d.kind === "constant") end = d.start;
+    // Up to the next definition as shallow or shallower; the last one runs to the end of what
+    // was read if it is a class or type, else at most {@link MAX_SPAN_LINES}.
+    const next = found.slice(i + 1).find((x) => x.indent <= d.indent);
+    let end =
+      next !== undefined
+        ? next.start - 1
+        : d.kind === "class" || d.kind === "type"
+          ? last
+          : Math.min(last, d.start + MAX_SPAN_LINES);
+    // A constant is its line — unless it holds a function (`export const cors = (…) => {`).
+    if (d.kind === "constant" && !opensBody(lines, d.start)) end = d.start;
     return { name: d.name, kind: d.kind, start: d.start, end: Math.max(d.start, end) };
   });
+}
+
+/** Whether the line at `start` opens a function body (an arrow or `function` expression). */
+function opensBody(lines: readonly [number, string][], start: number): boolean {
+  const text = lines.find(([n]) => n === start)?.[1] ?? "";
+  return /=>\s*[{(]?\s*$|\bfunction\b[^;]*\{?\s*$|=\s*\(\s*$/.test(text);
 }
 
 /**

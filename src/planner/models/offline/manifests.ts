@@ -214,11 +214,108 @@ export function readmeSummary(readme: string, maxChars = 300): string | null {
   return null;
 }
 
+/**
+ * A manifest's JSON; when it does not parse whole (cut by Read's limit, or a stray comma), its
+ * top-level `name`, `description`, `scripts` and `tasks` members as far as they can be read.
+ */
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return null;
+    return topLevelMembers(text, ["name", "description", "scripts", "tasks"]);
+  }
+}
+
+/**
+ * The members `keys` of a JSON object's top level that parse on their own, read by scanning
+ * the text (strings and nesting tracked), so the rest of the document may be cut or broken.
+ *
+ * @example
+ * topLevelMembers('{"name":"hono","scripts":{"test":"vitest"},"exports":{"./a', ["name", "scripts"])
+ * // { name: "hono", scripts: { test: "vitest" } }
+ */
+export function topLevelMembers(
+  text: string,
+  keys: readonly string[],
+): Record<string, unknown> | null {
+  const out: Record<string, unknown> = {};
+  const start = text.indexOf("{");
+  if (start === -1) return null;
+  let depth = 0;
+  let i = start;
+  let found = false;
+  while (i < text.length) {
+    const ch = text[i]!;
+    if (ch === '"') {
+      const end = stringEnd(text, i);
+      if (end === -1) break;
+      if (depth === 1) {
+        const key = safeParse(text.slice(i, end + 1));
+        const colon = /^\s*:\s*/.exec(text.slice(end + 1, end + 64));
+        if (typeof key === "string" && colon !== null && keys.includes(key)) {
+          const valueStart = end + 1 + colon[0].length;
+          const valueEnd = valueEndOf(text, valueStart);
+          if (valueEnd === -1) break;
+          const value = safeParse(text.slice(valueStart, valueEnd));
+          if (value !== undefined) {
+            out[key] = value;
+            found = true;
+          }
+          i = valueEnd;
+          continue;
+        }
+      }
+      i = end + 1;
+      continue;
+    }
+    if (ch === "{" || ch === "[") depth++;
+    else if (ch === "}" || ch === "]") depth--;
+    i++;
+  }
+  return found ? out : null;
+}
+
+/** Index of the quote that closes the string opening at `at`, or -1. */
+function stringEnd(text: string, at: number): number {
+  for (let i = at + 1; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === '"') return i;
+  }
+  return -1;
+}
+
+/** Index just past the JSON value starting at `at` (string, object, array or scalar), or -1. */
+function valueEndOf(text: string, at: number): number {
+  const first = text[at];
+  if (first === '"') {
+    const end = stringEnd(text, at);
+    return end === -1 ? -1 : end + 1;
+  }
+  if (first === "{" || first === "[") {
+    let depth = 0;
+    for (let i = at; i < text.length; i++) {
+      const ch = text[i]!;
+      if (ch === '"') {
+        const end = stringEnd(text, i);
+        if (end === -1) return -1;
+        i = end;
+      } else if (ch === "{" || ch === "[") depth++;
+      else if (ch === "}" || ch === "]") {
+        depth--;
+        if (depth === 0) return i + 1;
+      }
+    }
+    return -1;
+  }
+  const m = /^[^,}\]\s]+/.exec(text.slice(at, at + 64));
+  return m === null ? -1 : at + m[0].length;
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

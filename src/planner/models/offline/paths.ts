@@ -5,7 +5,8 @@ import { splitIdentifier, stem } from "./terms.ts";
  * language, the words its folders and file name are made of, and the names its tests would
  * have. Pure. The offline planner ranks with these facts: a test is listed under tests, docs
  * and changelogs are demoted unless the task is about them, generated and vendored files are
- * never proposed, and a task word that names a folder or a file is strong evidence.
+ * never proposed, and a task word that names a folder or a file is strong evidence. Which
+ * tests are about which code is tests.ts.
  */
 
 export type PathKind =
@@ -60,8 +61,10 @@ const MARKUP =
 const CONFIG = /\.(json|ya?ml|toml|ini|cfg|conf|properties|xml|env)$/i;
 const DOC_EXT = /\.(md|mdx|markdown|rst|txt|adoc|textile)$/i;
 
+// Vendored copies (third-party folders) and amalgamated single-file builds (`single_include/`,
+// `singleheader/`, `catch_amalgamated.hpp`) hold code that is edited elsewhere and regenerated.
 const GENERATED =
-  /(^|\/)(node_modules|dist|build|out|target|vendor|vendored|third_party|coverage|__pycache__|\.git|\.next|\.venv|venv|generated|__generated__)\/|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|go\.sum|poetry\.lock|uv\.lock|Gemfile\.lock|composer\.lock|bun\.lockb?)$|\.(min\.(js|css)|map|snap|lock)$|\.generated\.|\.pb\.go$|(^|\/)zz_generated|_pb2\.py$/;
+  /(^|\/)(node_modules|dist|build|out|target|vendor|vendored|third_party|third-party|thirdparty|3rdparty|deps|dependencies|bower_components|coverage|__pycache__|\.git|\.next|\.venv|venv|generated|__generated__|single_include|singleheader)\/|amalgamat\w*\.\w+$|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|go\.sum|poetry\.lock|uv\.lock|Gemfile\.lock|composer\.lock|bun\.lockb?)$|\.(min\.(js|css)|map|snap|lock)$|\.generated\.|\.pb\.go$|(^|\/)zz_generated|_pb2\.py$/;
 
 const TEST_DIRS =
   /(^|\/)(test|tests|__tests__|spec|specs|testdata|testing|test-d|fixtures|__fixtures__|__mocks__|__snapshots__|e2e|integration-tests|testlib)\//;
@@ -134,6 +137,45 @@ export function languageOf(path: string): Language | null {
   return LANGUAGES[path.slice(dot + 1).toLowerCase()] ?? null;
 }
 
+/** File names that stand for their folder's module (`index.ts`, `mod.rs`, `__init__.py`). */
+const MODULE_FILE = /^(index|mod|__init__)$/;
+
+/**
+ * Whether the file is its folder's module, named by the folder (`src/middleware/logger/index.ts`
+ * is the logger middleware).
+ *
+ * @example
+ * isModuleFile("src/middleware/logger/index.ts") // true
+ */
+export function isModuleFile(path: string): boolean {
+  return MODULE_FILE.test(fileStem(path));
+}
+
+/** The name a file's module goes by: its folder's for an index file, else its own. */
+export function moduleName(path: string): string {
+  const folder = dirOf(path).split("/").pop() ?? "";
+  return isModuleFile(path) && folder !== "" ? folder : fileStem(path);
+}
+
+/**
+ * Whether a word the user wrote names the file's module or one of its folders (`cors` for
+ * `src/middleware/cors/index.ts`, `billing` for `src/billing/tax.ts`).
+ *
+ * @example
+ * namesModule("src/middleware/trailing-slash/index.ts", "trailing-slash") // true
+ */
+export function namesModule(path: string, word: string): boolean {
+  const folders = dirOf(path).split("/");
+  return [moduleName(path), ...folders].some((segment) => sameName(segment, word));
+}
+
+/** A path segment and a word are the same name (`basic-auth`, `basicAuth`; `caches`, `cache`). */
+export function sameName(segment: string, word: string): boolean {
+  const a = splitIdentifier(segment).join("");
+  const b = splitIdentifier(word).join("");
+  return a !== "" && (a === b || stem(a) === stem(b));
+}
+
 /** The file name without its folder and extension(s): `src/a/index.d.ts` → `index`. */
 export function fileStem(path: string): string {
   const name = path.slice(path.lastIndexOf("/") + 1);
@@ -195,7 +237,8 @@ function wordsOf(segment: string): PathWord[] {
 export function matchPath(term: string, path: string): PathMatch | null {
   const segments = path.split("/");
   const file = segments.pop() ?? "";
-  const name = fileStem(file);
+  // An `index.ts`, `mod.rs` or `__init__.py` is its folder's module: the folder is its name.
+  const name = isModuleFile(path) && segments.length > 0 ? segments.pop()! : fileStem(file);
   const inFile = bestWordMatch(term, wordsOf(name));
   if (inFile >= 1) return { strength: inFile, where: "file" };
   let inFolder = 0;
@@ -214,60 +257,4 @@ function bestWordMatch(term: string, words: readonly PathWord[]): number {
     if (term.length >= 4 && word.startsWith(term)) best = Math.max(best, 0.5);
   }
   return best;
-}
-
-/**
- * Whether a test file is about `source`: the test's name is the source file's name with a
- * test prefix or suffix (`login.test.ts`, `test_login.py`, `login_test.go`, `LoginTest.java`,
- * `login_spec.rb`), or a test folder's file of that name.
- *
- * @example
- * testsSource("tests/test_users.py", "app/users/service.py") // false
- * testsSource("tests/test_service.py", "app/users/service.py") // true
- */
-export function testsSource(test: string, source: string): boolean {
-  const subject = testSubject(test);
-  if (subject === null) return false;
-  const name = fileStem(source).toLowerCase();
-  const folder = dirOf(source).split("/").pop()?.toLowerCase() ?? "";
-  const generic = name === "index" || name === "mod" || name === "__init__" || name === "main";
-  return subject === name || (generic && subject === folder);
-}
-
-/**
- * The name a test file is about, lower-case: `login` for `login.test.ts`, `test_login.py`,
- * `login_test.go`, `LoginTest.java`, `login_spec.rb`; null when the path is not a test.
- *
- * @example
- * testSubject("src/test/java/org/x/ParserTest.java") // "parser"
- */
-export function testSubject(test: string): string | null {
-  if (!isTestPath(test)) return null;
-  const name = test.slice(test.lastIndexOf("/") + 1).replace(/\.[A-Za-z0-9]+$/, "");
-  const subject = name
-    .replace(/\.(test|spec|tests)$/i, "")
-    .replace(/[-_](test|spec|tests)$/i, "")
-    .replace(/^test[-_]/i, "")
-    .replace(/(Test|Tests|IT|Spec)$/, "")
-    .replace(/\.[a-z]+$/i, "");
-  return subject === "" ? null : subject.toLowerCase();
-}
-
-/**
- * Glob alternatives for the tests of `source` (`**` + `/login.test.*` and so on), for one
- * Glob call that pairs every top candidate with its tests.
- *
- * @example
- * testGlobNames("src/auth/login.ts") // ["login.test.*", "login.spec.*", "login_test.*", "test_login.*", "loginTest.*", "login_spec.*"]
- */
-export function testGlobNames(source: string): string[] {
-  const name = fileStem(source);
-  const folder = dirOf(source).split("/").pop() ?? "";
-  const base =
-    (name === "index" || name === "mod" || name === "__init__") && folder ? folder : name;
-  const cap = base.charAt(0).toUpperCase() + base.slice(1);
-  const names = [`${base}.test.*`, `${base}.spec.*`, `${base}_test.*`, `test_${base}.*`];
-  if (languageOf(source) === "java") names.push(`${cap}Test.*`, `${cap}Tests.*`);
-  if (languageOf(source) === "rb") names.push(`${base}_spec.*`);
-  return names;
 }

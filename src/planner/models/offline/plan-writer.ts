@@ -27,6 +27,21 @@ export function planMarkdown(
     `> ${seed === null ? "Drafted" : "Refined from your draft"} by the **offline planner** (deterministic, no language model)${d.revision > 1 ? `, revision ${d.revision}` : ""}. It matched the task's words against the code — definitions, file and folder names, mentions and imports — not their meaning, so check the files and steps before carrying them out. It cannot execute plans itself: send the plan to your terminal.`,
   );
 
+  out.push("## Files to change");
+  if (d.changes.length === 0 && d.newFiles.length === 0)
+    out.push("No file could be tied to the task; see the open questions.");
+  else if (d.changes.length === 0) out.push("No existing file; see the new files below.");
+  else out.push(d.changes.map((c, i) => `${i + 1}. ${line(c)}`).join("\n"));
+  if (d.checks.length > 0)
+    out.push(
+      `### Files to check\nRanked next; each may need a matching change:\n${d.checks.map((c) => `- ${line(c)}`).join("\n")}`,
+    );
+  if (d.newFiles.length > 0)
+    out.push(`### New files\n${d.newFiles.map((c) => `- ${line(c)}`).join("\n")}`);
+  if (d.tests.length > 0) out.push(`### Tests\n${d.tests.map((c) => `- ${line(c)}`).join("\n")}`);
+  const diagram = variant === "visual" ? mermaid(d.graph) : null;
+  if (diagram !== null) out.push(diagram);
+
   out.push("## Context");
   const context = [`- Task: ${oneLine(d.task)}`];
   if (d.area !== null) context.push(`- Area hint: \`${oneLine(d.area)}\``);
@@ -43,24 +58,25 @@ export function planMarkdown(
     );
     context.push(`- Searched for: ${terms.join(", ")}`);
   }
+  if (d.pointed.length > 0)
+    context.push(`- What the task points at:\n${d.pointed.map((x) => `  - ${x}`).join("\n")}`);
+  if (d.existing.length > 0)
+    context.push(
+      `- Already in the code:\n${d.existing
+        .map(
+          (e) =>
+            `  - \`${e.name}\`: ${e.places
+              .map(
+                (p) =>
+                  `\`${p.path}\` line ${p.line}${p.within ? ` (in \`${p.within}\`)` : ""}${p.text ? ` — \`${p.text}\`` : ""}`,
+              )
+              .join("; ")}${e.more > 0 ? `; ${e.more} more` : ""}`,
+        )
+        .join("\n")}`,
+    );
   if (d.selectionNote) context.push(`- ${d.selectionNote}`);
   if (seed !== null) context.push(`- Draft: ${draftSummary(seed)}`);
   out.push(context.join("\n"));
-
-  out.push("## Files to change");
-  if (d.changes.length === 0 && d.newFiles.length === 0)
-    out.push("No file could be tied to the task; see the open questions.");
-  else if (d.changes.length === 0) out.push("No existing file; see the new files below.");
-  else out.push(d.changes.map((c, i) => `${i + 1}. ${line(c)}`).join("\n"));
-  if (d.checks.length > 0)
-    out.push(
-      `### Files to check\nRanked next; each may need a matching change:\n${d.checks.map((c) => `- ${line(c)}`).join("\n")}`,
-    );
-  if (d.newFiles.length > 0)
-    out.push(`### New files\n${d.newFiles.map((c) => `- ${line(c)}`).join("\n")}`);
-  if (d.tests.length > 0) out.push(`### Tests\n${d.tests.map((c) => `- ${line(c)}`).join("\n")}`);
-  const diagram = variant === "visual" ? mermaid(d.graph) : null;
-  if (diagram !== null) out.push(diagram);
 
   if (d.revisionNotes.length > 0)
     out.push(`## Revision notes\n${d.revisionNotes.map((n) => `- ${n}`).join("\n")}`);
@@ -80,7 +96,11 @@ export function planMarkdown(
   );
 
   out.push("## Open questions");
-  out.push(d.openQuestions.map((q) => `- ${q}`).join("\n"));
+  out.push(
+    d.openQuestions.length > 0
+      ? d.openQuestions.map((q) => `- ${q}`).join("\n")
+      : "- None that the evidence raises: each file to change defines or is named after what the task names, and has its test.",
+  );
   return `${out.join("\n\n")}\n`;
 }
 

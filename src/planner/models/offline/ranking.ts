@@ -40,6 +40,8 @@ export interface TermEvidence {
   defs: ReadonlyMap<string, readonly DefinitionHit[]>;
   /** The search was cut short (the term is everywhere). */
   truncated: boolean;
+  /** The whole identifier this term is a part of (counts as the same evidence for coverage). */
+  partOf?: string;
 }
 
 export interface RankInput {
@@ -60,6 +62,25 @@ export interface RankInput {
   scope?: string;
   /** The task is about documentation (docs and examples are not demoted). */
   aboutDocs?: boolean;
+  /**
+   * Files the task's text points at — a traceback frame, a link, a path it names, a message it
+   * quotes, a class and its method — each with its weight (before rarity) and what it was.
+   */
+  pointed?: ReadonlyMap<string, readonly Pointer[]>;
+}
+
+/** One thing of the task's text that points at a file. */
+export interface Pointer {
+  /** "traceback frame", "link", "named", "message", "defines `Config.from_file`". */
+  what: string;
+  /** How surely it names the file, before the kind factor (about 1–4). */
+  weight: number;
+  /** Files the same pointer could mean (a bare `conf.py` may be any of several). */
+  among: number;
+  /** The line it names, if any. */
+  line: number | null;
+  /** It says again what the file's path already says (the title names the module by its folders). */
+  restatesPath?: boolean;
 }
 
 export interface RankedFile {
@@ -83,12 +104,24 @@ export interface RankedFile {
   named: boolean;
   /** A comment was about this file or its folder. */
   focused: boolean;
+  /** What of the task's text points at it (frames, links, named paths, messages, members). */
+  pointers: readonly Pointer[];
 }
 
 const DEFINITION_SCORE = 3;
+/** A pointer of weight 1 to one file is worth this many units at full rarity. */
+const POINTER_SCORE = 4;
 const PATH_FILE_SCORE = 3;
 const PATH_FOLDER_SCORE = 1.2;
 const COVERAGE_BONUS = 0.35;
+/** A term a file only mentions counts this much towards its coverage. */
+const MENTION_COVERAGE = 0.5;
+/**
+ * With more terms than {@link FEW_TERMS} (an issue's), only a term in at most this share of the
+ * files is telling enough to count towards coverage; a subject's few terms all count.
+ */
+const TELLING_SHARE = 0.15;
+const FEW_TERMS = 8;
 const AREA_FACTOR = 2.5;
 const FOCUS_FACTOR = 1.6;
 const FOCUS_FOLDER_FACTOR = 1.25;
@@ -162,12 +195,15 @@ export function rankFiles(input: RankInput): RankedFile[] {
         isTest: kind === "test",
         named: false,
         focused: false,
+        pointers: input.pointed?.get(path) ?? [],
       };
       files.set(path, f);
     }
     return f;
   };
   const add = (path: string, value: number) => base.set(path, (base.get(path) ?? 0) + value);
+  /** path → defined name → the best value any term gave it. */
+  const defValues = new Map<string, Map<string, number>>();
 
   for (const t of input.terms) {
     const df = new Set([...t.hits.keys(), ...t.pathMatches]).size;
@@ -210,17 +246,58 @@ export function rankFiles(input: RankInput): RankedFile[] {
         line: bestDef.line,
         exact: nameMatch(bestDef.name, t.term) === 2,
       });
-      add(path, t.weight * defIdf * DEFINITION_SCORE * best);
+      const value = t.weight * defIdf * DEFINITION_SCORE * best;
+      const byName = defValues.get(path) ?? new Map<string, number>();
+      byName.set(bestDef.name, Math.max(byName.get(bestDef.name) ?? 0, value));
+      defValues.set(path, byName);
     }
   }
+  // One definition is one piece of evidence: `decodeURIComponent_` found by the whole name and
+  // by its parts "decode" and "component" counts once, at its best.
+  for (const [path, byName] of defValues) for (const value of byName.values()) add(path, value);
 
+  // What the task's text points at: each pointer is worth its weight at the rarity of the
+  // files it could mean — a link to one file counts fully, a bare `__init__.py` barely.
+  for (const [path, pointers] of input.pointed ?? []) {
+    if (!allowed(path)) continue;
+    entry(path);
+    let sum = 0;
+    for (const p of pointers) sum += p.weight * POINTER_SCORE * idf(total, p.among);
+    add(path, sum);
+  }
+
+  const telling = new Set(
+    input.terms
+      .filter((t) => {
+        if (input.terms.length <= FEW_TERMS) return true;
+        const df = new Set([...t.hits.keys(), ...t.pathMatches]).size;
+        return df > 0 && !t.truncated && df / total <= TELLING_SHARE;
+      })
+      .map((t) => t.term),
+  );
+  // The parts of one identifier ("decode", "component" of `decodeURIComponent`) are one term.
+  const groupOf = new Map(input.terms.flatMap((t) => (t.partOf ? [[t.term, t.partOf]] : [])));
   const focusFolders = new Set([...(input.focus ?? [])].map(folderOf));
   for (const [path, f] of files) {
-    const distinct = new Set([
-      ...f.termHits.map((h) => h.term),
-      ...f.pathTerms.map((p) => p.term),
-      ...f.defines.map((d) => d.term),
-    ]).size;
+    // Terms most files hold say little about a file that holds them all: only the telling
+    // ones count towards coverage (a long issue's dozen words would lift every large file).
+    // A term the file defines or is named after counts fully; one it only mentions, half.
+    const strong = new Set(
+      [...f.pathTerms.map((p) => p.term), ...f.defines.map((d) => d.term)]
+        .filter((term) => telling.has(term))
+        .map((term) => groupOf.get(term) ?? term),
+    );
+    const weak = new Set(
+      f.termHits
+        .map((h) => h.term)
+        .filter((term) => telling.has(term))
+        .map((term) => groupOf.get(term) ?? term)
+        .filter((group) => !strong.has(group)),
+    );
+    const distinct =
+      strong.size +
+      MENTION_COVERAGE * weak.size +
+      (f.pointers.some((p) => !p.restatesPath) ? 1 : 0);
     let factor = (1 + COVERAGE_BONUS * Math.max(0, distinct - 1)) * kindFactor(f.kind, input);
     if (f.inArea) factor *= AREA_FACTOR;
     if (input.focus?.has(path)) {
@@ -265,11 +342,13 @@ export function rankFiles(input: RankInput): RankedFile[] {
   }
 
   const top = Math.max(0, ...[...files.values()].map((f) => f.score));
+  // Files the user named come first; among them, code before the docs the same text names,
+  // then by their own evidence (never by the order of the paths' names).
   for (const path of input.include ?? []) {
     const f = files.get(path);
     if (f) {
       f.named = true;
-      f.score = top + 1;
+      f.score = top + 1 + kindFactor(f.kind, input) + f.score / (top + 1);
     }
   }
   return [...files.values()]

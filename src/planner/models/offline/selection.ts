@@ -1,11 +1,14 @@
 import { nameMatch } from "./definitions.ts";
 import { importSpecifiers, lineImports, resolveImport } from "./imports.ts";
-import { fileCount, type Knowledge } from "./knowledge.ts";
-import { dirOf, fileStem, matchPath, pathKind, testsSource } from "./paths.ts";
+import { taskIntent } from "./intent.ts";
+import { fileCount, type Knowledge, searchOf } from "./knowledge.ts";
+import { dirOf, fileStem, matchPath, namesModule, pathKind } from "./paths.ts";
+import { pointedFiles } from "./pointers.ts";
 import type { DefinitionHit } from "./ranking.ts";
 import { entryPoints, type RankedFile, rankFiles, type TermEvidence } from "./ranking.ts";
 import type { Steering } from "./steering.ts";
 import { splitIdentifier, stem } from "./terms.ts";
+import { isTestSupport, testPairing } from "./tests.ts";
 import type { Transcript } from "./transcript.ts";
 
 /**
@@ -33,7 +36,7 @@ const ROOT_AREA = /^(repository root|root|\.|\/)$/i;
  */
 export function rank(k: Knowledge, s: Steering): RankedFile[] {
   const terms: TermEvidence[] = s.terms.map((term) => {
-    const found = k.searches.get(term.text);
+    const found = searchOf(k, term);
     return {
       term: term.text,
       weight: term.weight,
@@ -41,14 +44,12 @@ export function rank(k: Knowledge, s: Steering): RankedFile[] {
       pathMatches: found?.pathMatches ?? new Set(),
       defs: definitionsOf(k, term.text),
       truncated: (found?.truncated ?? false) || k.defsTruncated.has(term.text),
+      ...(term.partOf !== undefined && { partOf: term.partOf }),
     };
   });
   const exclude = new Set(s.exclude);
   for (const path of k.known) {
     if (pathKind(path) === "project" && !s.include.has(path)) exclude.add(path);
-    for (const word of s.excludeWords)
-      if (!s.include.has(path) && (matchPath(word.text, path)?.strength ?? 0) >= 1)
-        exclude.add(path);
   }
   return rankFiles({
     terms,
@@ -60,6 +61,7 @@ export function rank(k: Knowledge, s: Steering): RankedFile[] {
     focus: s.focus,
     scope: s.scope ?? undefined,
     aboutDocs: s.terms.some((t) => /^(doc|readme|document|changelog|exampl)/.test(t.text)),
+    pointed: pointedFiles(s.evidence, k),
   });
 }
 
@@ -179,7 +181,18 @@ export interface Chosen {
  * chooseFiles(ranking, k, s).changes // ["src/billing/invoice.ts", …]
  */
 export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Steering): Chosen {
-  const sources = ranking.filter((f) => !f.isTest || f.named);
+  // "Only Y": the reviewer's list is the list — its code to change, its tests as tests, and
+  // the tests beside that code; nothing ranked is added to it.
+  if (s.only !== null) {
+    const only = s.only.filter((p) => !s.exclude.has(p));
+    const changes = only.filter((p) => pathKind(p) !== "test");
+    const named = only.filter((p) => pathKind(p) === "test");
+    const paired = testsFor(changes, [], k).filter((p) => !named.includes(p));
+    return { changes, checks: [], tests: [...named, ...paired].slice(0, MAX_TESTS), note: null };
+  }
+  // A test the user named is a test to extend, listed first among the tests.
+  const namedTests = ranking.filter((f) => f.isTest && f.named).map((f) => f.path);
+  const sources = ranking.filter((f) => !f.isTest);
   if (sources.length > 0) {
     const top = sources[0]!.score;
     // A file to change has evidence of its own: it defines a term or is named after one (or
@@ -187,14 +200,28 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
     // others, is a file to check.
     const strong = (f: RankedFile) =>
       f.own > 0 && (f.defines.length > 0 || f.pathTerms.length > 0 || f.inArea);
+    // "… option to cors": when the best file is the module the task names as the target, the
+    // files to change are that module and what is wired to it; another module that merely has
+    // an option of the same name is a file to check.
+    const target = taskIntent(s.evidence).target;
+    const inTarget = (f: RankedFile) => target !== null && namesModule(f.path, target);
+    const core = inTarget(sources[0]!)
+      ? new Set(sources.filter(inTarget).map((f) => f.path))
+      : null;
+    const belongs = (f: RankedFile) =>
+      core === null ||
+      core.has(f.path) ||
+      f.imports.some((p) => core.has(p)) ||
+      f.importedBy.some((p) => core.has(p));
     const changes = sources
       .filter(
         (f, i) =>
           i === 0 ||
           f.named ||
           f.focused ||
-          (f.own > 0 && f.score >= STRONG_SHARE * top) ||
-          (strong(f) && f.score >= CHANGE_SHARE * top),
+          (belongs(f) &&
+            ((f.own > 0 && f.score >= STRONG_SHARE * top) ||
+              (strong(f) && f.score >= CHANGE_SHARE * top))),
       )
       .slice(0, MAX_CHANGES)
       .map((f) => f.path);
@@ -202,7 +229,10 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
       .filter((f) => !changes.includes(f.path))
       .slice(0, Math.max(0, MAX_LISTED - changes.length))
       .map((f) => f.path);
-    return { changes, checks, tests: testsFor([...changes, ...checks], ranking, k), note: null };
+    const paired = testsFor([...changes, ...checks], ranking, k).filter(
+      (p) => !namedTests.includes(p),
+    );
+    return { changes, checks, tests: [...namedTests, ...paired].slice(0, MAX_TESTS), note: null };
   }
   // Nothing matched: fall back to entry points of the chosen area, or of the whole repository.
   const pool = s.scope !== null ? (k.areas.get(s.scope)?.paths ?? []) : [...k.known];
@@ -225,8 +255,9 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
 }
 
 /**
- * The tests of the listed files: tests named after one of them first (in the files' order),
- * then tests that matched the task's terms, best first.
+ * The tests of the listed files: for each file in order, the test beside it, then the one
+ * named after its module; then tests that matched the task's terms, best first. Fixtures and
+ * support helpers are never listed as tests.
  */
 function testsFor(
   listed: readonly string[],
@@ -236,22 +267,22 @@ function testsFor(
   const tests = [...k.known].filter((p) => pathKind(p) === "test").sort();
   const out: string[] = [];
   for (const source of listed) {
-    for (const test of tests)
-      if (!out.includes(test) && testsSource(test, source) && sameTree(test, source))
-        out.push(test);
+    const paired = tests
+      .map((test) => ({ test, pairing: testPairing(test, source) }))
+      .filter((x) => x.pairing >= 2)
+      .sort((a, b) => b.pairing - a.pairing || (a.test < b.test ? -1 : 1));
+    // The test beside a file is its test; a namesake elsewhere only when there is none beside it.
+    const best = paired[0]?.pairing ?? 0;
+    for (const { test, pairing } of paired)
+      if (pairing === best && !out.includes(test)) out.push(test);
   }
+  // Tests that only mention the task's words (a runtime-test entry point, an end-to-end
+  // suite) are listed when nothing pairs with the code: beside a paired test they are noise.
+  if (out.length > 0) return out.slice(0, MAX_TESTS);
   for (const f of ranking)
-    if (f.isTest && !f.named && !out.includes(f.path) && f.own > 0) out.push(f.path);
+    if (f.isTest && !f.named && !out.includes(f.path) && f.own > 0 && !isTestSupport(f.path))
+      out.push(f.path);
   return out.slice(0, MAX_TESTS);
-}
-
-/** A test and a source of the same package (the first folder, or a workspace member). */
-function sameTree(test: string, source: string): boolean {
-  const top = (p: string) => (p.includes("/") ? p.slice(0, p.indexOf("/")) : "");
-  const a = top(test);
-  const b = top(source);
-  const shared = new Set(["test", "tests", "spec", "src", "lib", "__tests__", ""]);
-  return a === b || shared.has(a) || shared.has(b) || dirOf(test).startsWith(dirOf(source));
 }
 
 /**

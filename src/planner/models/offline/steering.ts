@@ -1,6 +1,22 @@
+import {
+  nameCensus,
+  probeNames,
+  readTask,
+  type TaskEvidence,
+  type TermSource,
+  taskTerms,
+} from "./evidence.ts";
+import { NEGATION, readInstructions, resolveNamed } from "./feedback.ts";
 import type { Knowledge } from "./knowledge.ts";
-import { isGeneratedPath } from "./paths.ts";
-import { deriveTerms, MAX_ANALYSED_CHARS, parseTask, pathMentions, type Term } from "./terms.ts";
+import {
+  deriveTerms,
+  MAX_ANALYSED_CHARS,
+  parseTask,
+  pathMentions,
+  splitIdentifier,
+  stem,
+  type Term,
+} from "./terms.ts";
 import type { Transcript } from "./transcript.ts";
 
 /**
@@ -17,9 +33,15 @@ export type Source = "task" | "feedback";
 export interface Steering {
   /** The task without its `area:` hint. */
   task: string;
+  /** A one-line task (a subject, a request typed at the terminal) rather than an issue. */
+  oneLine: boolean;
   /** The `area:` hint of the task, if any. */
   area: string | null;
+  /** What the task's text points at: paths, frames, names, messages (evidence.ts). */
+  evidence: TaskEvidence;
   terms: Term[];
+  /** How each of the task's terms was chosen (a name in a code span, a title word, …). */
+  termSources: Map<string, TermSource>;
   /** Terms that only later inputs brought in. */
   feedbackTerms: Set<string>;
   /** Known paths the user named (to include), and named paths not known yet (to try reading). */
@@ -28,8 +50,13 @@ export interface Steering {
   drafted: Set<string>;
   unknownNamed: string[];
   exclude: Set<string>;
-  /** Words of clauses that rule something out ("leave billing alone"): files named by them go. */
-  excludeWords: Term[];
+  /**
+   * The files the lists must be, when feedback said "only …" (in the order named); null when
+   * no input restricted them.
+   */
+  only: string[] | null;
+  /** Bare file names the inputs mention that several files have (none was taken). */
+  ambiguous: string[];
   /** Files a comment was about: the ranking moves towards them and their neighbours. */
   focus: Set<string>;
   /** The area the user chose in answer to the clarifying question. */
@@ -46,16 +73,12 @@ export interface Steering {
   migrationFromFeedback: boolean;
 }
 
-/** Feedback words that turn a named file into one to leave alone. */
-const NEGATION =
-  /\b(not|don't|dont|do not|no need|never|leave|without|skip|exclude|remove|drop|instead of|rather than|avoid|untouched|keep out)\b/i;
-
 /** Words that ask for a schema change. */
 const MIGRATION_WORDS =
   /\b(migrations?|migrate|schema|tables?|columns?|database|db|foreign keys?|indexe?s?)\b/i;
 
-/** Most terms one planning cycle searches for. */
-const MAX_STEERING_TERMS = 14;
+/** Most terms one planning cycle searches for (the task's, its area's, a draft's, feedback's). */
+const MAX_STEERING_TERMS = 16;
 
 /**
  * Turns the task and every later input into search steering. `draft` is what the search reads
@@ -69,9 +92,8 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
   const { text: task, area } = parseTask(t.task);
   const terms = new Map<string, Term>();
   const feedbackTerms = new Set<string>();
-  const excludeWords: Term[] = [];
   const addTerms = (text: string, boost: number, source: Source) => {
-    const { kept, dropped } = clauses(analysed(text), source === "feedback");
+    const { kept } = clauses(analysed(text), source === "feedback");
     for (const term of deriveTerms(kept)) {
       const known = terms.get(term.text);
       if (known) known.weight = Math.max(known.weight, term.weight * boost);
@@ -80,9 +102,23 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
         if (source === "feedback") feedbackTerms.add(term.text);
       }
     }
-    for (const term of deriveTerms(dropped)) excludeWords.push(term);
   };
-  addTerms(task, 1, "task");
+  // The task's terms are chosen by what kind of evidence each word is (evidence.ts); its path
+  // mentions are evidence too, weighed by how surely they name a file — never "named" files.
+  // A one-line task (a commit subject, a request typed at the terminal) keeps every word in
+  // its own order, as before.
+  const evidence = readTask(task);
+  const termSources = new Map<string, TermSource>();
+  if (isOneLine(task)) {
+    addTerms(task, 1, "task");
+    dropPartsOfKnownNames(terms, task, evidence, k);
+    lessenReplaced(terms, task);
+  } else
+    for (const term of taskTerms(evidence, censusOf(evidence, k))) {
+      const { via, ...plain } = term;
+      terms.set(term.text, plain);
+      termSources.set(term.text, via);
+    }
   // A hint that names a thing rather than a folder ("router", "bash-v2") is searched for too.
   if (area !== null && !area.includes("/") && !/^(repository )?root$/i.test(area.trim()))
     for (const term of deriveTerms(area.replace(/[-_]/g, " ")))
@@ -96,57 +132,66 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
   const feedbackTexts: string[] = [];
   let scope: string | null = null;
   let afk = false;
-  let wantsMigration = MIGRATION_WORDS.test(analysed(task));
+  // An issue's prose mentions tables and columns for many reasons; its title asks for a schema change.
+  let wantsMigration = MIGRATION_WORDS.test(evidence.title);
   let migrationFromFeedback = false;
 
-  const named = (text: string) => {
-    for (const { mention, negated } of namedPaths(analysed(text))) {
-      const path = resolveMention(mention, k.known);
-      if (negated) {
-        if (path) {
-          exclude.add(path);
-          include.delete(path);
-        }
-      } else if (path) {
-        include.add(path);
-        exclude.delete(path);
-      } else if (mention.includes("/") && !unknownNamed.includes(mention))
-        unknownNamed.push(mention);
+  let only: string[] | null = null;
+  const onlyFrom: string[] = [];
+  const ambiguous: string[] = [];
+  /** One input's instructions (feedback.ts): what to drop, what to add, what the lists must be. */
+  const instruct = (text: string) => {
+    const i = readInstructions(analysed(text), k.known);
+    for (const path of i.exclude) {
+      exclude.add(path);
+      include.delete(path);
     }
+    for (const path of i.include) {
+      include.add(path);
+      exclude.delete(path);
+      if (only !== null && !only.includes(path)) only.push(path);
+    }
+    if (i.only !== null) {
+      only = [...i.only];
+      onlyFrom.splice(0, onlyFrom.length, ...i.only);
+      for (const path of i.only) exclude.delete(path);
+    }
+    for (const mention of i.unknown)
+      if (!unknownNamed.includes(mention)) unknownNamed.push(mention);
+    for (const mention of i.ambiguous) if (!ambiguous.includes(mention)) ambiguous.push(mention);
+    // Only names written as code are searched: prose words never pull a file in on their own.
+    addTerms(i.code, 1.5, "feedback");
+    asksForMigration(i.asking);
   };
   const asksForMigration = (text: string) => {
-    const { kept } = clauses(analysed(text), true);
-    if (MIGRATION_WORDS.test(kept)) {
+    if (MIGRATION_WORDS.test(text)) {
       if (!wantsMigration) migrationFromFeedback = true;
       wantsMigration = true;
     }
   };
 
-  named(task);
   const drafted = draft === null ? new Set<string>() : steerByDraft(draft, k, terms, include);
   for (const input of t.inputs) {
     if (input.kind === "text") {
-      addTerms(input.text, 1.5, "feedback");
-      named(input.text);
-      asksForMigration(input.text);
+      instruct(input.text);
       feedbackTexts.push(analysed(input.text));
       notes.push(`You wrote: "${clip(input.text)}"`);
     } else if (input.kind === "rejection") {
       const { feedback, comments } = input.rejection;
-      const all = [feedback, ...comments.map((c) => c.text)].join("\n");
-      addTerms(all, 1.5, "feedback");
-      named(all);
-      asksForMigration(all);
-      feedbackTexts.push(analysed(all));
+      instruct([feedback, ...comments.map((c) => c.text)].join("\n"));
+      feedbackTexts.push(analysed([feedback, ...comments.map((c) => c.text)].join("\n")));
       for (const c of comments) {
-        // A comment on a passage: "drop this" rules its files out, anything else re-ranks
-        // around them.
+        // A comment on a passage: "drop this" rules its files out, "only this" makes them the
+        // list, anything else re-ranks around them.
         const negated = NEGATION.test(c.text);
+        const restricts = !negated && /\b(only|just this|just these)\b/i.test(c.text);
         for (const path of passageFiles(c.quote, t, k)) {
           if (negated) {
             exclude.add(path);
             include.delete(path);
             focus.delete(path);
+          } else if (restricts) {
+            only = [...(only ?? []), path];
           } else if (!exclude.has(path)) focus.add(path);
         }
       }
@@ -159,8 +204,9 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
         const chosen = areaOf(value, k);
         if (chosen !== null) scope = chosen;
         else {
+          // A free-text answer to "where should the plan look?" is evidence, like the task.
           addTerms(value, 1.5, "feedback");
-          named(value);
+          instruct(value);
         }
       }
       if (input.afk) afk = true;
@@ -170,14 +216,18 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
   if (wantsMigration && !terms.has("migr")) terms.set("migr", { text: "migr", weight: 0.5 });
   return {
     task,
+    oneLine: isOneLine(task),
     area,
+    evidence,
     terms: [...terms.values()],
+    termSources,
     feedbackTerms,
     include,
     drafted,
     unknownNamed,
     exclude,
-    excludeWords: excludeWords.filter((w) => !terms.has(w.text)),
+    only,
+    ambiguous,
     focus,
     scope,
     afk,
@@ -214,8 +264,11 @@ function steerByDraft(
     added++;
   }
   const drafted = new Set<string>();
-  for (const { mention, negated } of namedPaths(analysed(draft))) {
-    const path = negated ? null : resolveMention(mention, k.known);
+  const named = namedPaths(analysed(draft), DRAFT_NEGATION);
+  // A bare name that many files have (`index.test.ts`) is the one beside a path the draft names.
+  const siblings = named.map((n) => n.mention).filter((m) => k.known.has(m));
+  for (const { mention, negated } of named) {
+    const path = negated ? null : resolveMention(mention, k.known, siblings);
     if (path !== null) {
       include.add(path);
       drafted.add(path);
@@ -240,14 +293,32 @@ function clauses(text: string, splitNegated: boolean): { kept: string; dropped: 
   return { kept: kept.join("\n"), dropped: dropped.join("\n") };
 }
 
-/** A path mention and whether the words just before it rule it out. */
-function namedPaths(text: string): { mention: string; negated: boolean }[] {
+/**
+ * What rules a file out in a draft: "leave", "not", "never" — not "remove" or "skip", which
+ * in a plan's step say what to do in the file ("Remove the fallback in src/a.ts").
+ */
+const DRAFT_NEGATION =
+  /\b(not|don't|dont|do not|no need|never|leave|untouched|keep out|instead of|rather than|avoid)\b/i;
+
+/**
+ * A path mention and whether the words just before it, in its own clause, rule it out. Code
+ * spans are names, not words: "add a `skip` option in src/a.ts" does not skip src/a.ts.
+ */
+function namedPaths(
+  text: string,
+  negation: RegExp = NEGATION,
+): { mention: string; negated: boolean }[] {
   const out: { mention: string; negated: boolean }[] = [];
   for (const sentence of text.split(/[.!?;]\s+|\n/)) {
     for (const mention of pathMentions(sentence)) {
       const at = sentence.indexOf(mention);
-      const before = sentence.slice(Math.max(0, at - 40), at);
-      out.push({ mention: mention.replace(/^repo\//, ""), negated: NEGATION.test(before) });
+      const clause =
+        sentence
+          .slice(0, at)
+          .split(/[,:]\s/)
+          .pop() ?? "";
+      const before = clause.slice(-40).replace(/`[^`]*`/g, " ");
+      out.push({ mention: mention.replace(/^repo\//, ""), negated: negation.test(before) });
     }
   }
   return out;
@@ -276,21 +347,91 @@ function passageFiles(quote: string, t: Transcript, k: Knowledge): string[] {
 }
 
 /**
- * A mentioned path resolved against the known paths (exact, else a unique suffix match).
+ * A mentioned path resolved against the known paths: exact, else the one file it ends (a bare
+ * `index.test.ts` among many resolves only beside a sibling path the same text names).
  *
  * @example
  * resolveMention("tax.ts", new Set(["src/billing/tax.ts"])) // "src/billing/tax.ts"
+ * resolveMention("index.ts", new Set(["a/index.ts", "b/index.ts"])) // null
  */
-export function resolveMention(mention: string, known: ReadonlySet<string>): string | null {
-  if (known.has(mention)) return mention;
-  const matches = [...known].filter((p) => p.endsWith(`/${mention}`) && !isGeneratedPath(p));
-  return matches.length >= 1 ? matches.sort()[0]! : null;
+export function resolveMention(
+  mention: string,
+  known: ReadonlySet<string>,
+  siblings: readonly string[] = [],
+): string | null {
+  const found = resolveNamed(mention, known, siblings);
+  return found.kind === "one" ? found.path : null;
 }
 
 /** The area a question answer picked (an option label like "src/" or "src"), if any. */
 function areaOf(answer: string, k: Knowledge): string | null {
   const name = answer.trim().replace(/\/$/, "");
   return k.areas.has(name) ? name : null;
+}
+
+/**
+ * A name the repository holds (`decodeURIComponent`) is evidence whole: its parts ("decode",
+ * "component") count for little on their own, or they would pull in every file that says
+ * "component". The parts of a name it does not hold keep their weight — they are all there is
+ * to go on for something new (`retryJitter`).
+ */
+function dropPartsOfKnownNames(
+  terms: Map<string, Term>,
+  task: string,
+  evidence: TaskEvidence,
+  k: Knowledge,
+): void {
+  const census = censusOf(evidence, k);
+  const names = evidence.names.filter((n) => splitIdentifier(n.name).length > 1);
+  if (names.length === 0) return;
+  let plain = task;
+  for (const n of names) plain = plain.split(n.name).join(" ");
+  const spoken = new Set(deriveTerms(plain).map((t) => t.text));
+  for (const n of names) {
+    const whole = splitIdentifier(n.name).join("");
+    const held = (census?.files.get(n.name)?.size ?? 0) > 0;
+    for (const part of splitIdentifier(n.name)) {
+      const t = stem(part);
+      const term = terms.get(t);
+      if (t === whole || spoken.has(t) || term === undefined || term.code === true) continue;
+      term.partOf = whole;
+      if (held) term.weight *= HELD_PART_WEIGHT;
+    }
+  }
+}
+
+/**
+ * What a task replaces ("… instead of `decodeURIComponent`", "rather than X") is where the
+ * change comes from, not where it goes: its words count half, unless the rest says them too.
+ */
+function lessenReplaced(terms: Map<string, Term>, task: string): void {
+  const at = task.search(/\b(?:instead of|rather than|in place of)\b/i);
+  if (at === -1) return;
+  const head = new Set(deriveTerms(task.slice(0, at)).map((t) => t.text));
+  for (const t of deriveTerms(task.slice(at))) {
+    const term = terms.get(t.text);
+    if (term !== undefined && !head.has(t.text)) term.weight *= REPLACED_WEIGHT;
+  }
+}
+
+/** The share of its weight a word of what the task replaces keeps. */
+const REPLACED_WEIGHT = 0.5;
+
+/** The share of its weight a part of a held name keeps. */
+const HELD_PART_WEIGHT = 0.4;
+
+/** What the task's probe found for its names (null before it ran). */
+function censusOf(evidence: TaskEvidence, k: Knowledge) {
+  return k.probe === null ? null : nameCensus(probeNames(evidence), k.probe.rows, k.probe.cut);
+}
+
+/** Longest task read as one line (a subject, a request typed at the terminal). */
+const ONE_LINE_CHARS = 200;
+
+/** A task of one short line: its words are all its evidence. */
+function isOneLine(task: string): boolean {
+  const trimmed = task.trim();
+  return trimmed.length <= ONE_LINE_CHARS && !trimmed.includes("\n");
 }
 
 /** The part of an input the planner reads (terms.ts {@link MAX_ANALYSED_CHARS}). */

@@ -19,6 +19,15 @@ export interface Term {
   code?: boolean;
   /** For a whole identifier (`URLFormat`, `user_id`): the ways code spells it, searched as written. */
   spellings?: string[];
+  /**
+   * The files holding it and their matching lines, when the task's probe counted them whole
+   * (evidence.ts): no search of its own is needed.
+   */
+  counted?: ReadonlyMap<string, number>;
+  /** Written as code in the task, yet in no file of the repository (new, or the user's own). */
+  absent?: boolean;
+  /** A part of this whole identifier's term, and not a word of the task of its own. */
+  partOf?: string;
 }
 
 export const MIN_TERM_CHARS = 3;
@@ -41,7 +50,7 @@ export const MAX_PATH_MENTION_CHARS = 256;
 export const MAX_PATH_MENTIONS = 32;
 
 /** English function words plus words every task contains that say nothing about *where*. */
-const STOP_WORDS = new Set(
+export const STOP_WORDS = new Set(
   `a about above after again against all also am an and any are as at be because been before being below
 between both but by can could did do does doing done down during each either else etc even ever every
 few for from further had has have having he her here hers him his how i if in into is it its itself
@@ -249,13 +258,22 @@ export function pathMentions(text: string): string[] {
   const found: string[] = [];
   for (const run of text.slice(0, MAX_ANALYSED_CHARS).match(/[\w./-]+/g) ?? []) {
     if (run.length > MAX_PATH_MENTION_CHARS) continue;
-    found.push(...(run.match(/(?:[\w.-]+\/)*[\w-]+\.[A-Za-z][\w]{0,9}\b/g) ?? []));
+    // A name may have several dots (`index.test.ts`, `README.zh-CN.md`): all of them are kept.
+    found.push(...(run.match(/(?:[\w.-]+\/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z][\w]{0,9}\b/g) ?? []));
     if (found.length >= MAX_PATH_MENTIONS) break;
   }
   return [...new Set(found.map((p) => p.replace(/^\.\//, "").replace(/^\/repo\//, "")))]
     .filter((p) => !/^\d+(\.\d+)+$/.test(p) && !/^(e\.g|i\.e|etc)\b/i.test(p))
+    .filter((p) => p.includes("/") || FILE_EXTENSION.test(p))
     .slice(0, MAX_PATH_MENTIONS);
 }
+
+/**
+ * Extensions a bare file name (no folder) must end in to count as a path: `Config.from_file`,
+ * `app.run` and `fmt.Println` are dotted names of code, `config.py` and `README.md` are files.
+ */
+const FILE_EXTENSION =
+  /\.(?:[cm]?[jt]sx?|py|pyi|go|rs|rb|java|kts?|scala|c|h|cc|cpp|cxx|hh|hpp|cs|php|swift|vue|svelte|sql|html?|erb|css|scss|sass|less|sh|bash|zsh|proto|graphql|md|mdx|rst|txt|adoc|json|jsonc|ya?ml|toml|ini|cfg|conf|properties|xml|env|lock|gradle|cmake|mk|ex|exs|erl|hs|ml|lua|pl|r|dart|zig|nim|tf|dockerfile|gemspec|rake)$/i;
 
 /**
  * A regular expression source matching `term` where a word or an identifier part starts:

@@ -17,6 +17,9 @@ export const OFFLINE_ID_PREFIX = "toolu_offline_";
 export type CallKind =
   | "ls"
   | "manifest"
+  | "probe"
+  | "named"
+  | "message"
   | "area"
   | "grep"
   | "glob"
@@ -33,6 +36,9 @@ export type CallKind =
 const CALL_KINDS: ReadonlySet<string> = new Set<CallKind>([
   "ls",
   "manifest",
+  "probe",
+  "named",
+  "message",
   "area",
   "grep",
   "glob",
@@ -155,7 +161,8 @@ function parseId(id: string): { kind: CallKind | null; term: string | null } {
   const detail = m?.[2] ?? "";
   return {
     kind,
-    term: kind === "grep" || kind === "glob" || kind === "defs" ? detail : null,
+    term:
+      kind === "grep" || kind === "glob" || kind === "defs" || kind === "message" ? detail : null,
   };
 }
 
@@ -203,8 +210,8 @@ export function grepCounts(result: string): { hits: Map<string, number>; truncat
   let truncated = false;
   for (const line of result.split("\n")) {
     if (line.startsWith("(")) {
-      // Cut at the entry cap, or at the scan's time limit: either way the term's hits are partial.
-      if (/showing the first|reached its time limit/.test(line)) truncated = true;
+      // Cut at the entry cap, or at the scan's limit: either way the term's hits are partial.
+      if (/showing the first|reached its (?:time|work) limit/.test(line)) truncated = true;
       continue;
     }
     const colon = line.lastIndexOf(":");
@@ -233,7 +240,7 @@ export function grepLines(result: string): { lines: GrepLine[]; truncated: boole
   let truncated = false;
   for (const row of result.split("\n")) {
     if (row.startsWith("(")) {
-      if (/Output cut|reached its time limit/.test(row)) truncated = true;
+      if (/Output cut|reached its (?:time|work) limit/.test(row)) truncated = true;
       continue;
     }
     const m = /^([^\n:]+):(\d+):(.*)$/.exec(row);
