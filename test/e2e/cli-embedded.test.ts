@@ -127,9 +127,24 @@ describe("commands that need no server", () => {
 describe("planport serve", () => {
   it("runs the worker in the foreground, writes the user config, and other commands use it", async () => {
     const home = isolatedHome();
-    const port = await freePort();
-    const serve = startCli(["serve", "--port", String(port)], { env: home.env });
-    await serve.waitForStdout("token:", 120_000);
+    // A port found free can be taken by another test's worker before serve binds it: then
+    // serve says so and exits, and the test tries again on another port.
+    let port = 0;
+    let serve: ReturnType<typeof startCli> | null = null;
+    for (let attempt = 1; serve === null; attempt++) {
+      port = await freePort();
+      const started = startCli(["serve", "--port", String(port)], { env: home.env });
+      const outcome = await Promise.race([
+        started.waitForStdout("token:", 120_000).then(
+          () => "ready" as const,
+          () => "exited" as const,
+        ),
+        started.done.then(() => "exited" as const),
+      ]);
+      if (outcome === "ready") serve = started;
+      else if (attempt >= 3 || !/Address already in use/.test(started.stderr()))
+        throw new Error(`serve exited: ${started.stderr()}`);
+    }
     const config = JSON.parse(readFileSync(join(home.home, "config.json"), "utf8"));
     expect(config).toEqual({
       url: `http://127.0.0.1:${port}`,

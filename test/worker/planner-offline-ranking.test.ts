@@ -19,6 +19,7 @@ import {
   rankFiles,
   type TermEvidence,
 } from "../../src/planner/models/offline/ranking.ts";
+import { neighbourTerms } from "../../src/planner/models/offline/selection.ts";
 import {
   deriveTerms,
   pathMentions,
@@ -181,6 +182,47 @@ describe("ranking", () => {
   });
   const order = (ranked: readonly RankedFile[]) => ranked.map((f) => f.path);
   const fn = (name: string, line = 1): DefinitionHit => ({ name, kind: "function", line });
+
+  it("counts a definition for less where nothing of the word written beside it is (the events feed is not a gzip stream's feed())", () => {
+    const terms = [
+      ev(
+        "feed",
+        { "src/snapshot/gunzip.ts": 5, "src/session/event-log.ts": 8 },
+        {
+          defs: {
+            "src/snapshot/gunzip.ts": [fn("feed", 86)],
+            "src/session/event-log.ts": [fn("feedPage", 199)],
+          },
+        },
+      ),
+      ev("event", { "src/session/event-log.ts": 37, "src/api/sessions.ts": 2 }),
+    ];
+    const plain = rankFiles({ terms, totalFiles: 300, imports: new Map() });
+    const gunzip = (r: readonly RankedFile[]) =>
+      r.find((f) => f.path === "src/snapshot/gunzip.ts")!;
+    const withNeighbours = rankFiles({
+      terms,
+      totalFiles: 300,
+      imports: new Map(),
+      neighbours: [["event", "feed"]],
+    });
+    expect(gunzip(withNeighbours).score).toBeLessThan(0.7 * gunzip(plain).score);
+    expect(order(withNeighbours)[0]).toBe("src/session/event-log.ts");
+    // The file that holds the neighbour keeps its definition's full worth.
+    const log = (r: readonly RankedFile[]) => r.find((f) => f.path === "src/session/event-log.ts")!;
+    expect(log(withNeighbours).score).toBeCloseTo(log(plain).score, 6);
+  });
+
+  it("pairs plain words written side by side, never across other words or code spans", () => {
+    const terms = ["rate", "limit", "event", "feed", "getcookie", "decode"].map((t) => ev(t, {}));
+    expect(neighbourTerms("Add rate limiting to the events feed", terms)).toEqual([
+      ["rate", "limit"],
+      ["event", "feed"],
+    ]);
+    expect(neighbourTerms("let getCookie accept a custom decode function", terms)).toEqual([]);
+    expect(neighbourTerms("the `events` feed", terms)).toEqual([]);
+    expect(neighbourTerms("rate-limiting", terms)).toEqual([["rate", "limit"]]);
+  });
 
   it("puts the file that defines a term before files that mention it more often", () => {
     const ranked = rankFiles({

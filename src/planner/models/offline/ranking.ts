@@ -67,6 +67,12 @@ export interface RankInput {
    * quotes, a class and its method — each with its weight (before rarity) and what it was.
    */
   pointed?: ReadonlyMap<string, readonly Pointer[]>;
+  /**
+   * Terms written side by side in the task's first line ("events feed", "rate limiting"): a
+   * file that defines one of them and holds nothing of its neighbour uses the word in another
+   * sense (`feed()` of a gzip stream is not the events feed).
+   */
+  neighbours?: readonly (readonly [string, string])[];
 }
 
 /** One thing of the task's text that points at a file. */
@@ -161,6 +167,9 @@ const DEFINITION_WEIGHT: Record<DefinitionKind, number> = {
   key: 0.6,
 };
 
+/** What a definition is worth in a file that holds nothing of the word written beside it. */
+const DEFINED_ALONE_FACTOR = 0.4;
+
 const idf = (total: number, df: number) => Math.log(1 + total / (1 + df));
 
 /**
@@ -204,6 +213,25 @@ export function rankFiles(input: RankInput): RankedFile[] {
   const add = (path: string, value: number) => base.set(path, (base.get(path) ?? 0) + value);
   /** path → defined name → the best value any term gave it. */
   const defValues = new Map<string, Map<string, number>>();
+  /** term → the files holding it in any way (a mention, a path, a definition). */
+  const holders = new Map(
+    input.terms.map((t) => [
+      t.term,
+      new Set([...t.hits.keys(), ...t.pathMatches, ...t.defs.keys()]),
+    ]),
+  );
+  /** term → the terms written beside it in the task's first line. */
+  const beside = new Map<string, string[]>();
+  for (const [a, b] of input.neighbours ?? []) {
+    beside.set(a, [...(beside.get(a) ?? []), b]);
+    beside.set(b, [...(beside.get(b) ?? []), a]);
+  }
+  const aloneFactor = (term: string, path: string) => {
+    const partners = beside.get(term) ?? [];
+    return partners.length > 0 && partners.every((p) => !holders.get(p)?.has(path))
+      ? DEFINED_ALONE_FACTOR
+      : 1;
+  };
 
   for (const t of input.terms) {
     const df = new Set([...t.hits.keys(), ...t.pathMatches]).size;
@@ -246,7 +274,7 @@ export function rankFiles(input: RankInput): RankedFile[] {
         line: bestDef.line,
         exact: nameMatch(bestDef.name, t.term) === 2,
       });
-      const value = t.weight * defIdf * DEFINITION_SCORE * best;
+      const value = t.weight * defIdf * DEFINITION_SCORE * best * aloneFactor(t.term, path);
       const byName = defValues.get(path) ?? new Map<string, number>();
       byName.set(bestDef.name, Math.max(byName.get(bestDef.name) ?? 0, value));
       defValues.set(path, byName);

@@ -62,7 +62,34 @@ export function rank(k: Knowledge, s: Steering): RankedFile[] {
     scope: s.scope ?? undefined,
     aboutDocs: s.terms.some((t) => /^(doc|readme|document|changelog|exampl)/.test(t.text)),
     pointed: pointedFiles(s.evidence, k),
+    neighbours: neighbourTerms(s.evidence.title, terms),
   });
+}
+
+/**
+ * Pairs of terms whose words stand side by side in the task's first line, nothing between
+ * them but a space or a hyphen ("events feed", "rate-limiting").
+ *
+ * @example
+ * neighbourTerms("Add rate limiting to the events feed", terms) // [["rate", "limit"], ["event", "feed"]]
+ */
+export function neighbourTerms(title: string, terms: readonly TermEvidence[]): [string, string][] {
+  const known = new Set(terms.map((t) => t.term));
+  // Plain words only: a name written as code (`getCookie`, `user_id`) is specific already.
+  const termOf = (word: string) => {
+    if (!/^[A-Za-z][a-z0-9]*$/.test(word)) return null;
+    const lower = word.toLowerCase();
+    const s = stem(lower);
+    return known.has(s) ? s : known.has(lower) ? lower : null;
+  };
+  const out: [string, string][] = [];
+  const prose = title.slice(0, 300).replace(/`[^`]*`/g, " | ");
+  for (const m of prose.matchAll(/([A-Za-z][A-Za-z0-9]*)(?=[ -]([A-Za-z][A-Za-z0-9]*))/g)) {
+    const a = termOf(m[1]!);
+    const b = termOf(m[2]!);
+    if (a !== null && b !== null && a !== b) out.push([a, b]);
+  }
+  return out;
 }
 
 /** The definitions the searches found whose names contain `term`, by path. */
