@@ -5,52 +5,15 @@ import { step } from "../planner/loop.ts";
 import type { SessionPort, SnapshotFiles, StepResult } from "../planner/port.ts";
 import type {
   Decision,
-  Event,
   FeedPage,
   Message,
-  PlanDecisionRecord,
   PlanFile,
   Session,
   Suggestion,
 } from "../protocol/index.ts";
 import { fail, ok } from "../protocol/index.ts";
 import { openSnapshot } from "../snapshot/index.ts";
-import { type Identity, readIdentity, roleOf } from "./access.ts";
-import { Activity } from "./activity.ts";
-import { idleDueAt, restoreAlarm, scheduleAlarm } from "./alarm.ts";
-import { feedPage, listEvents } from "./event-log.ts";
-import {
-  afterDecision,
-  claimBeforeDecision,
-  type GroupMember,
-  hasChosenPlan,
-  loadGroup,
-  type SessionGroup,
-  supersedeSession,
-} from "./groups.ts";
-import { eventSeq } from "./ids.ts";
-import { archiveIdleSession, archiveSession } from "./lifecycle.ts";
-import { failedStep, followStep } from "./loop-driver.ts";
-import { postMessage } from "./messages.ts";
-import { type NewSession, writeNewSession } from "./new-session.ts";
-import { overlayDiff } from "./overlay.ts";
-import {
-  listPlanRevisions,
-  type PlanRevisionInfo,
-  readPlan,
-  readPlanRevision,
-} from "./plan-file.ts";
-import { NO_SNAPSHOT, SessionPortAdapter } from "./port-adapter.ts";
-import { listDecisions, recordDecision } from "./record-decision.ts";
-import { type Access, NOT_FOUND, type SessionResult } from "./result.ts";
-import { hasSchema, migrate } from "./schema.ts";
-import { hasEnded, readRow, type SessionRow, updateRow } from "./session-row.ts";
-import { sessionView } from "./session-view.ts";
-import { releaseSnapshot, releasesSnapshot } from "./snapshot-release.ts";
-import { MAX_SUGGESTIONS, type Role, refuseViewer, roleLabel, roleName } from "./team.ts";
-import { addSuggestion, listSuggestions, readTeam, teamView } from "./team-store.ts";
-import { pendingWait } from "./waits.ts";
-import { budgetSpent } from "./webhooks.ts";
+import { budgetSpent } from "../webhooks/events.ts";
 import {
   type AnnounceTarget,
   announceChanges,
@@ -62,30 +25,37 @@ import {
   readAnnounced,
   rememberOrigin,
   settleAttempt,
-} from "./webhooks-outbox.ts";
-import { originOf, sendWebhook, type WebhookFetch } from "./webhooks-send.ts";
-
-/** What the review page shows, in one call. */
-export interface ReviewState {
-  session: Session;
-  /** Null before the planner first writes the plan file. */
-  plan: PlanFile | null;
-  events: Event[];
-  decisions: PlanDecisionRecord[];
-  /** Comments readers left for whoever decides (team review). */
-  suggestions: Suggestion[];
-}
-
-/** The review page's revision history and deadlines (see `reviewDetails`). */
-export interface ReviewDetails {
-  revisions: PlanRevisionInfo[];
-  contents: PlanFile[];
-  ask_timeout_s: number | null;
-  /** ISO time the ask timeout answers the open question for the user; null when none is due. */
-  afk_due_at: string | null;
-  /** ISO time the ended session's data is deleted; null while it runs. */
-  purge_due_at: string | null;
-}
+} from "../webhooks/outbox.ts";
+import { originOf, sendWebhook, type WebhookFetch } from "../webhooks/send.ts";
+import { Activity } from "./activity.ts";
+import { idleDueAt, restoreAlarm, scheduleAlarm } from "./alarm.ts";
+import { postMessage } from "./decisions/messages.ts";
+import { listDecisions, recordDecision } from "./decisions/record.ts";
+import { pendingWait } from "./decisions/waits.ts";
+import { feedPage, listEvents } from "./events/log.ts";
+import { overlayDiff } from "./files/overlay.ts";
+import { listPlanRevisions, readPlan, readPlanRevision } from "./files/plan-file.ts";
+import {
+  afterDecision,
+  claimBeforeDecision,
+  hasChosenPlan,
+  loadGroup,
+  supersedeSession,
+} from "./groups.ts";
+import { eventSeq } from "./ids.ts";
+import { archiveIdleSession, archiveSession } from "./lifecycle.ts";
+import { failedStep, followStep } from "./loop-driver.ts";
+import { type NewSession, writeNewSession } from "./new-session.ts";
+import { NO_SNAPSHOT, SessionPortAdapter } from "./port-adapter.ts";
+import { type Access, NOT_FOUND, type SessionResult } from "./result.ts";
+import type { GroupMember, ReviewDetails, ReviewState, SessionGroup, SessionRpc } from "./rpc.ts";
+import { hasSchema, migrate } from "./schema.ts";
+import { hasEnded, readRow, type SessionRow, updateRow } from "./session-row.ts";
+import { sessionView } from "./session-view.ts";
+import { releaseSnapshot, releasesSnapshot } from "./snapshot-release.ts";
+import { type Identity, readIdentity, roleOf } from "./team/access.ts";
+import { MAX_SUGGESTIONS, type Role, refuseViewer, roleLabel, roleName } from "./team/rules.ts";
+import { addSuggestion, listSuggestions, readTeam, teamView } from "./team/store.ts";
 
 /**
  * One planning session (DESIGN.md "Session Durable Object"): its row, event log, decisions,
@@ -97,7 +67,7 @@ export interface ReviewDetails {
  * const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sessionId));
  * const page = await stub.events({ kind: "owner", owner }, "", 100); // { ok: true, value: FeedPage }
  */
-export class SessionObject extends DurableObject<Env> {
+export class SessionObject extends DurableObject<Env> implements SessionRpc {
   /** Milliseconds since the epoch. A seam: tests move it to reach retention and time windows. */
   clock: () => number = () => Date.now();
   /** One step of the planning engine. A seam: tests of the loop driver put a test double here. */
@@ -508,7 +478,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /**
    * Starts every due webhook delivery that is not already in flight. Each attempt is counted
-   * and leased before it starts (webhooks-outbox.ts `beginAttempt`), and records its result
+   * and leased before it starts (webhooks/outbox.ts `beginAttempt`), and records its result
    * and sets the alarm for what is due next when it ends.
    */
   private startDeliveries(now: number): void {
@@ -560,7 +530,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /**
    * Keeps the base of later webhooks' review links at the origin of the requester's latest
-   * request (webhooks-outbox.ts `rememberOrigin`; DESIGN.md "Review links"). Writes only when it
+   * request (webhooks/outbox.ts `rememberOrigin`; DESIGN.md "Review links"). Writes only when it
    * changed. Only the requester's own token counts: an approver's request, like a review-link
    * holder's, could otherwise send a forged `Host` and point the links that receivers get —
    * which carry the decision key — at a host of their choosing.
@@ -622,7 +592,7 @@ export class SessionObject extends DurableObject<Env> {
 
   /**
    * The session no longer waits for its approvers: drop it from their owner indexes now (their
-   * listing would drop it too, when it reads the session; see sessions.ts `listAwaiting`).
+   * listing would drop it too, when it reads the session; see owner/sessions.ts `listAwaiting`).
    */
   private async dropAwaiting(team: ReturnType<typeof readTeam>): Promise<void> {
     const row = readRow(this.sql);

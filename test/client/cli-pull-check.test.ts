@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pullMode } from "../../local-client/cli/pull-check.ts";
 import { parseApplyCheck } from "../../local-client/handoff/apply-check.ts";
-import { gitBlobId, unifiedDiff } from "../../src/session/unified-diff.ts";
+import { gitBlobId, unifiedDiff } from "../../src/session/files/unified-diff.ts";
 import { FAKE_SESSION_ID, FAKE_TOKEN, type FakeFeed, startFakeFeed } from "./fake-feed.ts";
 import { fixtureRepo } from "./fixture-repo.ts";
 import { isolatedHome, runCli } from "./run-cli.ts";

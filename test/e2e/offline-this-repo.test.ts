@@ -49,7 +49,7 @@ describe("the offline planner on this repository, under wrangler dev", () => {
     const plan = (await pp.client.plan(created.id)).content;
     expect(plan).toContain("offline planner");
     const files = filesToChange(plan);
-    expect(files).toContain("src/session/event-log.ts");
+    expect(files).toContain("src/session/events/log.ts");
     // The feed route, the session object, or the rate limiter the API already has.
     expect(
       files.some((f) =>

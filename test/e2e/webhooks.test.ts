@@ -15,7 +15,7 @@ import {
   type WorkerProcess,
 } from "../../local-client/embedded/worker-process.ts";
 import type { Session } from "../../src/protocol/index.ts";
-import type { WebhookPayload } from "../../src/session/webhooks.ts";
+import type { WebhookPayload } from "../../src/webhooks/events.ts";
 import { ApiClient } from "../support/api-client.ts";
 
 /**

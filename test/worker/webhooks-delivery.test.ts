@@ -2,8 +2,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Session } from "../../src/protocol/index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
-import { retryDelayMs, signatureOf, type WebhookPayload } from "../../src/session/webhooks.ts";
-import { type Delivery, listDeliveries, readAnnounced } from "../../src/session/webhooks-outbox.ts";
+import { retryDelayMs, signatureOf, type WebhookPayload } from "../../src/webhooks/events.ts";
+import { type Delivery, listDeliveries, readAnnounced } from "../../src/webhooks/outbox.ts";
 import { eventually } from "../support/eventually.ts";
 import {
   ALICE,

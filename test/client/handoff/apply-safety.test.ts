@@ -17,7 +17,7 @@ import {
 } from "../../../local-client/handoff/apply-changes.ts";
 import { diffPaths } from "../../../local-client/handoff/diff-names.ts";
 import { unsafeRepoName } from "../../../src/protocol/index.ts";
-import { gitBlobId, unifiedDiff } from "../../../src/session/unified-diff.ts";
+import { gitBlobId, unifiedDiff } from "../../../src/session/files/unified-diff.ts";
 import { FAKE_SESSION_ID, FAKE_TOKEN, type FakeFeed, startFakeFeed } from "../fake-feed.ts";
 import { isolatedHome, runCli } from "../run-cli.ts";
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applyChanges } from "../../../local-client/handoff/apply-changes.ts";
-import { gitBlobId, unifiedDiff } from "../../../src/session/unified-diff.ts";
+import { gitBlobId, unifiedDiff } from "../../../src/session/files/unified-diff.ts";
 
 /**
  * `planport pull --apply` after the local branch moved on: the worker's diff carries git blob

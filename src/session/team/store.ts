@@ -1,11 +1,11 @@
-import { bareTokenLabel } from "../config.ts";
-import type { SessionRole, Suggestion } from "../protocol/index.ts";
-import type { TeamView } from "./session-view.ts";
-import { type Approver, MAX_SUGGESTIONS, type TeamRecord } from "./team.ts";
+import { bareTokenLabel } from "../../config.ts";
+import type { SessionRole, Suggestion } from "../../protocol/index.ts";
+import type { TeamView } from "../session-view.ts";
+import { type Approver, MAX_SUGGESTIONS, type TeamRecord } from "./rules.ts";
 
 /**
  * Team review's storage in the session's own Durable Object (schema version 5; the rules are
- * in team.ts): the team columns of the session row, who decided, and the suggestions. Each
+ * in rules.ts): the team columns of the session row, who decided, and the suggestions. Each
  * runs inside the caller's transaction.
  */
 

@@ -4,7 +4,7 @@ import {
   type ResolvedPlanner,
   TOOL_NAMES,
   type Variant,
-} from "../protocol/index.ts";
+} from "../../protocol/index.ts";
 
 /**
  * The `system/init` event that opens every log: plan mode, the planner, the workflow, the tools

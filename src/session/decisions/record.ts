@@ -1,17 +1,17 @@
-import type { Decision, DecisionKind, PlanDecisionRecord } from "../protocol/index.ts";
-import { ok } from "../protocol/index.ts";
-import { evaluateDecision } from "./decision-rules.ts";
-import { appendEvents } from "./event-log.ts";
-import { archiveSession, requestStep } from "./lifecycle.ts";
-import { readPlan, writePlan } from "./plan-file.ts";
-import type { SessionResult } from "./result.ts";
-import { hasEnded, readRow, type SessionRow, updateRow } from "./session-row.ts";
-import type { Role } from "./team.ts";
+import type { Decision, DecisionKind, PlanDecisionRecord } from "../../protocol/index.ts";
+import { ok } from "../../protocol/index.ts";
+import { appendEvents } from "../events/log.ts";
+import { readPlan, writePlan } from "../files/plan-file.ts";
+import { archiveSession, requestStep } from "../lifecycle.ts";
+import type { SessionResult } from "../result.ts";
+import { hasEnded, readRow, type SessionRow, updateRow } from "../session-row.ts";
+import type { Role } from "../team/rules.ts";
+import { evaluateDecision } from "./rules.ts";
 import { closeWait, pendingWait } from "./waits.ts";
 
 /**
  * Records a decision on a pending ExitPlanMode, inside the caller's transaction: the rules in
- * decision-rules.ts judge it, and its effects land together — the decision row, the user's
+ * rules.ts judge it, and its effects land together — the decision row, the user's
  * edited plan, the closed wait, the tool result event and the new state, then the next step or
  * (teleport) the archive. Synchronous on purpose: with no `await` between the "already
  * decided?" check and the insert, concurrent requests to the Durable Object serialise and
@@ -23,7 +23,7 @@ export interface DecisionContext {
   /** The latest bearer-token events poll, or null when none happened. */
   terminalPolledAt: number | null;
   retentionMs: number;
-  /** Who decides, and the labels whose approval the plan needs (team.ts). */
+  /** Who decides, and the labels whose approval the plan needs (team/rules.ts). */
   decider?: Role;
   approvers?: readonly string[];
 }

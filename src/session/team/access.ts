@@ -1,8 +1,8 @@
-import { bareTokenLabel } from "../config.ts";
-import { sameSecret } from "./ids.ts";
-import type { Access } from "./result.ts";
-import type { Approver, Role } from "./team.ts";
-import { readTeam } from "./team-store.ts";
+import { bareTokenLabel } from "../../config.ts";
+import { sameSecret } from "../ids.ts";
+import type { Access } from "../result.ts";
+import type { Approver, Role } from "./rules.ts";
+import { readTeam } from "./store.ts";
 
 /**
  * Who may see a session: its owner, the approvers it names (their own bearer tokens), and

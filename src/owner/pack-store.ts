@@ -1,5 +1,3 @@
-import type { BlobLocation } from "./blob-store.ts";
-
 /**
  * Which packs the owner's snapshots read, and which blobs a commit gathers into a new pack
  * (docs/DESIGN.md "Incremental snapshots", "A long-lived worker"). SQL on the owner index, each
@@ -20,6 +18,13 @@ import type { BlobLocation } from "./blob-store.ts";
  * read its old copy. Only packs written since this record exists (`packs`) are ever gathered
  * from: a snapshot committed before it reads its packs through its blobs' rows alone.
  */
+
+/** Where a stored blob is: a byte range of one pack in R2. */
+export interface BlobLocation {
+  pack: string;
+  offset: number;
+  size: number;
+}
 
 export const PACK_STORE_MIGRATIONS = [
   `CREATE TABLE IF NOT EXISTS snapshot_packs (

@@ -1,8 +1,8 @@
 import type { WebhookTarget } from "../config.ts";
-import { readRow } from "./session-row.ts";
-import { sessionView } from "./session-view.ts";
-import { teamView } from "./team-store.ts";
-import { pendingWait } from "./waits.ts";
+import { pendingWait } from "../session/decisions/waits.ts";
+import { readRow } from "../session/session-row.ts";
+import { sessionView } from "../session/session-view.ts";
+import { teamView } from "../session/team/store.ts";
 import {
   type Announced,
   type AttemptResult,
@@ -13,7 +13,7 @@ import {
   type WebhookType,
   webhookBody,
   webhookId,
-} from "./webhooks.ts";
+} from "./events.ts";
 
 /**
  * The webhook outbox in the session's SQLite (DESIGN.md "Webhooks"). {@link announceChanges}

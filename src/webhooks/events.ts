@@ -3,7 +3,7 @@ import type { Session } from "../protocol/index.ts";
 /**
  * Webhooks, the pure part (docs/PROTOCOL.md "Webhooks", DESIGN.md "Webhooks"): which events a
  * change of the session makes, the payload and its signature, and the retry schedule. The
- * outbox (webhooks-outbox.ts) stores what this decides; the session object sends it.
+ * outbox (outbox.ts) stores what this decides; the session object sends it.
  */
 
 export type WebhookType = "session.phase" | "session.outcome";

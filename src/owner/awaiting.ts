@@ -1,4 +1,4 @@
-import type { SessionIdPage } from "./owner-index.ts";
+import type { SessionIdPage } from "./rpc.ts";
 
 /**
  * The approver's side of team review (DESIGN.md "Team review"), in the approver's own owner

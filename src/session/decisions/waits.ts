@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Pending } from "../protocol/index.ts";
+import type { Pending } from "../../protocol/index.ts";
 
 /**
  * What the session waits for: an open AskUserQuestion or ExitPlanMode (at most one at a time),

@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
 import type { ManifestFile, SkippedEntry } from "../protocol/index.ts";
+import { supersedeSiblings } from "../session/groups.ts";
+import { sessionStub } from "../session/stub.ts";
 import type { CommitOutcome, NewBlob } from "../snapshot/index.ts";
 import { AWAITING_INDEX_MIGRATIONS, addAwaiting, awaitingPage, dropAwaiting } from "./awaiting.ts";
 import { BLOB_STORE_MIGRATIONS, blobStoreStats, touchSnapshot } from "./blob-store.ts";
@@ -20,9 +22,8 @@ import {
   settled,
   siblingsOf,
 } from "./group-choices.ts";
-import { supersedeSiblings } from "./groups.ts";
 import { PACK_STORE_MIGRATIONS } from "./pack-store.ts";
-import { sessionStub } from "./sessions.ts";
+import type { NotRegistered, OwnerIndexRpc, SessionIdPage } from "./rpc.ts";
 import { SnapshotRegistry } from "./snapshot-registry.ts";
 
 /**
@@ -30,7 +31,7 @@ import { SnapshotRegistry } from "./snapshot-registry.ts";
  * first (ids sort by creation time), and which snapshot each uses, so retention deletes a
  * snapshot from R2 only when no session of the owner still needs it; the owner's blobs and
  * snapshots (snapshot-registry.ts: which blob is where, which snapshots use it); and the best-of-N groups,
- * of which it is the arbiter (groups.ts: which session of a group was chosen, and the archiving
+ * of which it is the arbiter (session/groups.ts: which session of a group was chosen, and the archiving
  * of the others). Chosen over D1: no
  * provisioning or migration command, identical under `wrangler dev` and in production,
  * strongly consistent per owner, and it spreads across owners.
@@ -57,18 +58,7 @@ const MIGRATIONS = [
 
 const ORPHAN_RETRY_MS = 3_600_000;
 
-export interface SessionIdPage {
-  ids: string[];
-  hasMore: boolean;
-}
-
-/**
- * Why a session could not be registered: its group already chose another session's plan, or
- * its snapshot is not stored (never uploaded, or being purged).
- */
-export type NotRegistered = { chosen: string } | { unknownSnapshot: true };
-
-export class OwnerIndex extends DurableObject<Env> {
+export class OwnerIndex extends DurableObject<Env> implements OwnerIndexRpc {
   /** Milliseconds since the epoch. A seam: tests move it to reach the arbiter's checks. */
   clock: () => number = () => Date.now();
   private readonly sql: SqlStorage;
@@ -176,7 +166,7 @@ export class OwnerIndex extends DurableObject<Env> {
 
   /**
    * The arbiter's first step: a session about to record an approval or a teleport claims its
-   * group. The first claim wins (groups.ts); the alarm checks it later in case the session
+   * group. The first claim wins (session/groups.ts); the alarm checks it later in case the session
    * crashed before confirming.
    */
   async claimGroup(sessionId: string): Promise<GroupClaim> {

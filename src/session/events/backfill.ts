@@ -1,5 +1,5 @@
-import type { DecisionKind, Event, EventAnswers } from "../protocol/index.ts";
-import { questionTexts } from "./waits.ts";
+import type { DecisionKind, Event, EventAnswers } from "../../protocol/index.ts";
+import { questionTexts } from "../decisions/waits.ts";
 
 /**
  * Schema version 2 (src/session/schema.ts): events stored before the structured fields existed

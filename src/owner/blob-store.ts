@@ -1,4 +1,5 @@
 import {
+  type BlobLocation,
   dropSnapshotPacks,
   forgetPacks,
   orphanUnusedPacks,
@@ -71,12 +72,6 @@ export const RECENTLY_USED_SNAPSHOT_MS = 60_000;
 export const STALE_COMMIT_MS = 600_000;
 
 export type SnapshotState = "committing" | "ready" | "deleting" | "purging" | "released";
-
-export interface BlobLocation {
-  pack: string;
-  offset: number;
-  size: number;
-}
 
 export interface NewBlob extends BlobLocation {
   id: string;

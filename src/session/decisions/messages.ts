@@ -1,10 +1,10 @@
-import { answersEvent } from "../planner/decisions.ts";
-import type { Message } from "../protocol/index.ts";
-import { fail, ok } from "../protocol/index.ts";
-import { appendEvents } from "./event-log.ts";
-import { requestStep } from "./lifecycle.ts";
-import type { SessionResult } from "./result.ts";
-import { hasEnded, type SessionRow, updateRow } from "./session-row.ts";
+import { answersEvent } from "../../planner/decisions.ts";
+import type { Message } from "../../protocol/index.ts";
+import { fail, ok } from "../../protocol/index.ts";
+import { appendEvents } from "../events/log.ts";
+import { requestStep } from "../lifecycle.ts";
+import type { SessionResult } from "../result.ts";
+import { hasEnded, type SessionRow, updateRow } from "../session-row.ts";
 import {
   closeWait,
   partialAnswers,

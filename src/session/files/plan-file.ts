@@ -1,4 +1,4 @@
-import type { PlanFile } from "../protocol/index.ts";
+import type { PlanFile } from "../../protocol/index.ts";
 
 /**
  * The session's one plan file, kept as numbered revisions so the review page can say which

@@ -1,5 +1,5 @@
-import type { SnapshotFiles } from "../planner/port.ts";
-import { gitBlobId } from "../protocol/index.ts";
+import type { SnapshotFiles } from "../../planner/port.ts";
+import { gitBlobId } from "../../protocol/index.ts";
 import { unifiedDiff } from "./unified-diff.ts";
 
 /**

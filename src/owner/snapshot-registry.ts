@@ -18,7 +18,6 @@ import {
 } from "../snapshot/index.ts";
 import {
   addBlobs,
-  type BlobLocation,
   collectUnusedBlobs,
   forgetOrphanPacks,
   forgetSnapshot,
@@ -37,7 +36,13 @@ import {
   UNUSED_SNAPSHOT_GRACE_MS,
   unusedSnapshots,
 } from "./blob-store.ts";
-import { gatheringPlan, movablePacks, moveGathered, recordSnapshotPacks } from "./pack-store.ts";
+import {
+  type BlobLocation,
+  gatheringPlan,
+  movablePacks,
+  moveGathered,
+  recordSnapshotPacks,
+} from "./pack-store.ts";
 
 /**
  * The owner's blobs and snapshots (docs/DESIGN.md "Incremental snapshots"), run inside the

@@ -1,4 +1,4 @@
-import { decisionEvent } from "../planner/decisions.ts";
+import { decisionEvent } from "../../planner/decisions.ts";
 import {
   type Decision,
   type DecisionKind,
@@ -13,16 +13,16 @@ import {
   type Refusal,
   type ResolvedPlanner,
   TERMINAL_POLL_WINDOW_MS,
-} from "../protocol/index.ts";
-import { canExecuteRemotely } from "./planners.ts";
-import type { SessionResult } from "./result.ts";
-import { approvalRefusal, type Role, roleLabel } from "./team.ts";
+} from "../../protocol/index.ts";
+import { canExecuteRemotely } from "../planners.ts";
+import type { SessionResult } from "../result.ts";
+import { approvalRefusal, type Role, roleLabel } from "../team/rules.ts";
 
 /**
  * The rules of a decision on a pending ExitPlanMode (DESIGN.md "Decisions"), as one pure
  * function: the facts of the session in, the refusal or everything the decision changes out,
  * as data. The session Durable Object applies the changes in one transaction
- * (record-decision.ts); the engine tests' in-memory session applies the very same ones, so the
+ * (record.ts); the engine tests' in-memory session applies the very same ones, so the
  * two cannot drift apart.
  */
 
@@ -43,7 +43,7 @@ export interface DecisionFacts {
   nowMs: number;
   /** The latest bearer-token events poll, or null when none happened. */
   terminalPolledAt: number | null;
-  /** Who decides (team.ts); absent: nobody in particular (tests of the engine alone). */
+  /** Who decides (team/rules.ts); absent: nobody in particular (tests of the engine alone). */
   decider?: Role;
   /** The labels of the owners whose approval the plan needs; none or absent: any decider. */
   approvers?: readonly string[];

@@ -1,6 +1,6 @@
-import type { Event, FeedPage, NewEvent } from "../protocol/index.ts";
-import { eventId } from "./ids.ts";
-import { MAX_STORED_JSON_CHARS } from "./schema.ts";
+import type { Event, FeedPage, NewEvent } from "../../protocol/index.ts";
+import { eventId } from "../ids.ts";
+import { MAX_STORED_JSON_CHARS } from "../schema.ts";
 
 /**
  * The session's append-only event log and the feed read from it. Each event is stored as its

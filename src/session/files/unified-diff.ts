@@ -77,4 +77,4 @@ function withIndexLine(
 }
 
 /** Git's blob id (one definition: src/protocol/blob-id.ts), beside the diff that carries it. */
-export { gitBlobId } from "../protocol/index.ts";
+export { gitBlobId } from "../../protocol/index.ts";

@@ -5,7 +5,7 @@ import {
   type Refusal,
   type SessionRole,
   SHARE_LINK,
-} from "../protocol/index.ts";
+} from "../../protocol/index.ts";
 
 /**
  * Team review (docs/PROTOCOL.md "Team review", DESIGN.md "Team review"): the session's view

@@ -5,7 +5,7 @@ import {
   signatureOf,
   WEBHOOK_ATTEMPT_TIMEOUT_MS,
   type WebhookType,
-} from "./webhooks.ts";
+} from "./events.ts";
 
 /** How a request leaves the worker: `fetch`, or a receiver double in tests. */
 export type WebhookFetch = (request: Request) => Promise<Response>;

@@ -1,5 +1,5 @@
 /**
- * The best-of-N arbiter's records, in the owner index's SQLite (groups.ts says how a group is
+ * The best-of-N arbiter's records, in the owner index's SQLite (session/groups.ts says how a group is
  * decided): who belongs to which group, and the one chosen session of each, from its claim to
  * the archiving of its siblings. Synchronous SQL only: the owner index calls these with no
  * `await` in between, so claims serialise.

@@ -2,77 +2,21 @@ import { configOf } from "../config.ts";
 import type { Env } from "../env.ts";
 import type { CreateSession, Session, SessionList } from "../protocol/index.ts";
 import { fail, ok } from "../protocol/index.ts";
-import type { BlobRegistry, CommitOutcome } from "../snapshot/index.ts";
-import { newReviewKey, newSessionId } from "./ids.ts";
-import { checkVariant, resolvePlanner } from "./planners.ts";
-import type { SessionResult } from "./result.ts";
-import { MAX_STORED_JSON_CHARS } from "./schema.ts";
-import type { SessionObject } from "./session-object.ts";
-import { type Approver, resolveApprovers } from "./team.ts";
+import { newReviewKey, newSessionId } from "../session/ids.ts";
+import { checkVariant, resolvePlanner } from "../session/planners.ts";
+import type { SessionResult } from "../session/result.ts";
+import { MAX_STORED_JSON_CHARS } from "../session/schema.ts";
+import { sessionStub } from "../session/stub.ts";
+import { type Approver, resolveApprovers } from "../session/team/rules.ts";
+import { ownerIndexStub } from "./stub.ts";
 
 /**
  * The owner-level operations that span Durable Objects: creating a session (owner index +
  * session object) and listing an owner's sessions. Routes call these; everything scoped to one
- * session is an RPC method of its {@link import("./session-object.ts").SessionObject}.
+ * session is an RPC method of its {@link import("../session/rpc.ts").SessionRpc}.
  */
 
 const TITLE_MAX_CHARS = 80;
-
-/**
- * What callers outside the object may ask a session, each answer awaited over RPC. Declared
- * from the class itself: the workers-types RPC mapping turns a result that contains `unknown`
- * (tool inputs are arbitrary JSON) into `never`, although such values cross RPC fine.
- */
-export type SessionApi = {
-  [K in
-    | "create"
-    | "get"
-    | "listed"
-    | "groupMember"
-    | "review"
-    | "events"
-    | "plan"
-    | "changes"
-    | "message"
-    | "decide"
-    | "archive"
-    | "supersede"
-    | "chosenPlan"
-    | "group"
-    | "suggest"
-    | "suggestions"]: (
-    ...args: Parameters<SessionObject[K]>
-  ) => Promise<Awaited<ReturnType<SessionObject[K]>>>;
-};
-
-/**
- * The session object of an id.
- */
-export function sessionStub(env: Env, sessionId: string): SessionApi {
-  return env.SESSIONS.get(env.SESSIONS.idFromName(sessionId)) as unknown as SessionApi;
-}
-
-/** The owner index of an owner. */
-export function ownerIndexStub(env: Env, owner: string) {
-  return env.OWNERS.get(env.OWNERS.idFromName(owner));
-}
-
-/**
- * The owner's blobs and snapshots (kept by the owner index) as the snapshot module sees them.
- *
- * @example
- * await ingestBlobs(env.SNAPSHOTS, snapshotRegistry(env, owner), owner, body);
- */
-export function snapshotRegistry(env: Env, owner: string): BlobRegistry {
-  const index = ownerIndexStub(env, owner);
-  return {
-    missingBlobs: (ids) => index.missingBlobs(ids),
-    addBlobs: (blobs) => index.addBlobs(blobs),
-    commitSnapshot: async (id, files, skipped) =>
-      (await index.commitSnapshot(owner, id, files, skipped)) as CommitOutcome,
-    hasSnapshot: (id) => index.hasSnapshot(owner, id),
-  };
-}
 
 export interface CreateOptions {
   /** false: create without scheduling the loop (tests drive the session through its port). */
