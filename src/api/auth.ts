@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
-import { bareTokenLabel, configOf } from "../config.ts";
+import { bareTokenLabel } from "../config/tokens.ts";
+import { configOf } from "../config.ts";
 import { SESSION_ID_PATTERN } from "../protocol/index.ts";
 import { reviewHeaders, unavailablePage } from "../review/index.ts";
 import type { AppEnv } from "./app-env.ts";

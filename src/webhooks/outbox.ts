@@ -1,4 +1,4 @@
-import type { WebhookTarget } from "../config.ts";
+import type { WebhookTarget } from "../config/urls.ts";
 import { pendingWait } from "../session/decisions/waits.ts";
 import { readRow } from "../session/session-row.ts";
 import { sessionView } from "../session/session-view.ts";

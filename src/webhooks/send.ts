@@ -1,4 +1,4 @@
-import type { WebhookTarget } from "../config.ts";
+import type { WebhookTarget } from "../config/urls.ts";
 import {
   type AttemptResult,
   resultOfStatus,

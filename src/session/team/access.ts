@@ -1,4 +1,4 @@
-import { bareTokenLabel } from "../../config.ts";
+import { bareTokenLabel } from "../../config/tokens.ts";
 import { sameSecret } from "../ids.ts";
 import type { Access } from "../result.ts";
 import type { Approver, Role } from "./rules.ts";

@@ -1,4 +1,4 @@
-import { bareTokenLabel } from "../../config.ts";
+import { bareTokenLabel } from "../../config/tokens.ts";
 import type { SessionRole, Suggestion } from "../../protocol/index.ts";
 import type { TeamView } from "../session-view.ts";
 import { type Approver, MAX_SUGGESTIONS, type TeamRecord } from "./rules.ts";
