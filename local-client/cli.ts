@@ -6,7 +6,7 @@ import type { ReviewFlags } from "./cli/review-command.ts";
 import type { ServerFlags } from "./cli/session-commands.ts";
 import type { WatchFlags } from "./cli/watch-command.ts";
 import { UsageError } from "./errors.ts";
-import { terminalText } from "./terminal-text.ts";
+import { terminalText } from "./terminal/text.ts";
 
 /**
  * The `planport` command line (docs/PROTOCOL.md "CLI"). Each command is a thin shell over one function

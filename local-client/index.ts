@@ -11,31 +11,8 @@
  *   if (err instanceof PollError && err.detail.reason === "terminated") show(err.detail.subtype);
  * }
  */
-export { type Api, ApiError, createApi, isTransient, type SessionState, withRetry } from "./api.ts";
+
 export { formatDuration, parseDuration } from "./duration.ts";
-export {
-  type GroupPollOptions,
-  type GroupPollOutcome,
-  pollGroupForChosenPlan,
-} from "./group-poller.ts";
-export {
-  PollError,
-  type PollErrorDetail,
-  type PollErrorReason,
-  type PollProgress,
-} from "./poll-error.ts";
-export {
-  type PollOptions,
-  type PollOutcome,
-  type PollPhase,
-  pollForApprovedExitPlanMode,
-} from "./poller.ts";
-export {
-  ExitPlanModeScanner,
-  MarkerMissingError,
-  type ScannerState,
-  type ScanResult,
-} from "./scanner.ts";
 export {
   carryOutTeleport,
   handOffTeleport,
@@ -45,4 +22,35 @@ export {
   saveTeleportedPlan,
   type TeleportChoice,
   writePlanFile,
-} from "./teleport.ts";
+} from "./handoff/teleport.ts";
+export {
+  type Api,
+  ApiError,
+  createApi,
+  isTransient,
+  type SessionState,
+  withRetry,
+} from "./http/api.ts";
+export {
+  PollError,
+  type PollErrorDetail,
+  type PollErrorReason,
+  type PollProgress,
+} from "./poll/error.ts";
+export {
+  type GroupPollOptions,
+  type GroupPollOutcome,
+  pollGroupForChosenPlan,
+} from "./poll/group-poller.ts";
+export {
+  type PollOptions,
+  type PollOutcome,
+  type PollPhase,
+  pollForApprovedExitPlanMode,
+} from "./poll/poller.ts";
+export {
+  ExitPlanModeScanner,
+  MarkerMissingError,
+  type ScannerState,
+  type ScanResult,
+} from "./poll/scanner.ts";

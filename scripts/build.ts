@@ -107,7 +107,7 @@ async function buildNodeCode(out: string): Promise<void> {
     ...common,
     entryPoints: {
       planport: join(ROOT, "local-client", "cli.ts"),
-      "worker-host": join(ROOT, "local-client", "worker-host.ts"),
+      "worker-host": join(ROOT, "local-client", "embedded", "worker-host.ts"),
     },
     outdir: join(out, "cli"),
     splitting: true,

@@ -1,15 +1,17 @@
+import type { OwnerIndexRpc } from "./owner/rpc.ts";
 import type { PlannerEnv } from "./planner/port.ts";
-import type { OwnerIndex } from "./session/owner-index.ts";
-import type { SessionObject } from "./session/session-object.ts";
+import type { SessionRpc } from "./session/rpc.ts";
 
 /**
  * The worker's bindings and vars (wrangler.toml). Every var is a string; parse at use. The
  * model providers' keys, addresses and the model-call settings are the planners' part
- * ({@link PlannerEnv}).
+ * ({@link PlannerEnv}). A module of types only, read by every part of the worker: the Durable
+ * Object namespaces are typed by the objects' RPC surfaces (session/rpc.ts, owner/rpc.ts), not
+ * by their classes, so reading `Env` never imports an object.
  */
 export interface Env extends PlannerEnv {
-  SESSIONS: DurableObjectNamespace<SessionObject>;
-  OWNERS: DurableObjectNamespace<OwnerIndex>;
+  SESSIONS: DurableObjectNamespace<SessionRpc>;
+  OWNERS: DurableObjectNamespace<OwnerIndexRpc>;
   SNAPSHOTS: R2Bucket;
   /**
    * Comma-separated API tokens, each bare or `label:token`; each token is one owner. Unset =

@@ -1,6 +1,6 @@
 import { createApp } from "./api/app.ts";
 
-export { OwnerIndex } from "./session/owner-index.ts";
+export { OwnerIndex } from "./owner/owner-index.ts";
 export { SessionObject } from "./session/session-object.ts";
 
 /** The worker: the planport HTTP API (`src/api/`), with one Durable Object per session and per owner. */

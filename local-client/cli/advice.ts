@@ -1,8 +1,8 @@
-import { ApiError } from "../api.ts";
-import { ApplyRefusedError } from "../apply-changes.ts";
-import type { PollError } from "../poll-error.ts";
-import { PollLockedError } from "../sidecar.ts";
-import { SnapshotError } from "../snapshot-error.ts";
+import { ApplyRefusedError } from "../handoff/apply-changes.ts";
+import { ApiError } from "../http/api.ts";
+import type { PollError } from "../poll/error.ts";
+import { PollLockedError } from "../poll/sidecar.ts";
+import { SnapshotError } from "../snapshot/error.ts";
 import { type ServerSource, sourceHint } from "./connection.ts";
 
 /**

@@ -1,6 +1,6 @@
-import { type Api, createApi, normalizeServer } from "../api.ts";
 import { UsageError } from "../errors.ts";
 import { readUserConfig, userConfigPath } from "../home.ts";
+import { type Api, createApi, normalizeServer } from "../http/api.ts";
 
 /**
  * Which server and token a command uses: the flags, else `PLANPORT_URL` / `PLANPORT_TOKEN`,
@@ -84,7 +84,7 @@ export async function connect(
     return { ...resolved, api, release: async () => {} };
   }
   // Loaded only when used: a command against a configured server never pays for it.
-  const { useEmbeddedWorker } = await import("../embedded.ts");
+  const { useEmbeddedWorker } = await import("../embedded/worker.ts");
   const local = await useEmbeddedWorker({
     env,
     onStart: () => ui.status("starting the local planport worker…"),

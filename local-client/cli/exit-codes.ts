@@ -1,6 +1,6 @@
-import { ApiError } from "../api-error.ts";
 import { UsageError } from "../errors.ts";
-import type { PollErrorReason } from "../poll-error.ts";
+import { ApiError } from "../http/error.ts";
+import type { PollErrorReason } from "../poll/error.ts";
 
 /** Exit codes of `plan` and `attach` (docs/PROTOCOL.md "CLI"); the other commands reuse them. */
 export const EXIT = {

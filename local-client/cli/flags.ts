@@ -12,7 +12,7 @@ import {
 } from "../../src/protocol/index.ts";
 import { parseDuration } from "../duration.ts";
 import { UsageError } from "../errors.ts";
-import { terminalLine, truncateLine } from "../terminal-text.ts";
+import { terminalLine, truncateLine } from "../terminal/text.ts";
 
 /** The flags of `plan` and `attach`, validated before anything touches the network. */
 

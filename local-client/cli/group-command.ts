@@ -1,8 +1,8 @@
 import type { CreateSession, PlannerName, Session } from "../../src/protocol/index.ts";
-import { pollGroupForChosenPlan } from "../group-poller.ts";
-import { PollError } from "../poll-error.ts";
-import type { PollPhase } from "../poller.ts";
-import { acquirePollLock, RESUMABLE, removeSidecar, saveSidecar } from "../sidecar.ts";
+import { PollError } from "../poll/error.ts";
+import { pollGroupForChosenPlan } from "../poll/group-poller.ts";
+import type { PollPhase } from "../poll/poller.ts";
+import { acquirePollLock, RESUMABLE, removeSidecar, saveSidecar } from "../poll/sidecar.ts";
 import { pollErrorText } from "./advice.ts";
 import type { Connection } from "./connection.ts";
 import { exitCodeForReason } from "./exit-codes.ts";

@@ -1,7 +1,7 @@
 import { isCancel, select } from "@clack/prompts";
 import type { Session } from "../../src/protocol/index.ts";
-import { carryOutTeleport, saveTeleportedPlan, type TeleportChoice } from "../teleport.ts";
-import { terminalLine } from "../terminal-text.ts";
+import { carryOutTeleport, saveTeleportedPlan, type TeleportChoice } from "../handoff/teleport.ts";
+import { terminalLine } from "../terminal/text.ts";
 import { EXIT } from "./exit-codes.ts";
 import type { Settings } from "./flags.ts";
 import type { Outcome, Reporter } from "./reporter.ts";

@@ -1,10 +1,9 @@
 import type { Session } from "../../src/protocol/index.ts";
-import { abortAfter } from "../abort-after.ts";
-import { ApiError, withRetry } from "../api.ts";
-import { PollError, type PollProgress, pollTimeoutError } from "../poll-error.ts";
-import { POLL_TIMEOUT_MS, pollForApprovedExitPlanMode, systemClock } from "../poller.ts";
-import { repositoryPlace, taskWithArea } from "../repository-place.ts";
-import { ExitPlanModeScanner } from "../scanner.ts";
+import { abortAfter } from "../http/abort-after.ts";
+import { ApiError, withRetry } from "../http/api.ts";
+import { PollError, type PollProgress, pollTimeoutError } from "../poll/error.ts";
+import { POLL_TIMEOUT_MS, pollForApprovedExitPlanMode, systemClock } from "../poll/poller.ts";
+import { ExitPlanModeScanner } from "../poll/scanner.ts";
 import {
   acquirePollLock,
   assertSessionId,
@@ -12,10 +11,11 @@ import {
   RESUMABLE,
   removeSidecar,
   saveSidecar,
-} from "../sidecar.ts";
-import type { CollectedTree, SnapshotProgress } from "../snapshot.ts";
-import type { SentSnapshot } from "../snapshot-send.ts";
-import { collectRepository, uploadRepository } from "../snapshot-upload.ts";
+} from "../poll/sidecar.ts";
+import type { CollectedTree, SnapshotProgress } from "../snapshot/build.ts";
+import { repositoryPlace, taskWithArea } from "../snapshot/repository-place.ts";
+import type { SentSnapshot } from "../snapshot/send.ts";
+import { collectRepository, uploadRepository } from "../snapshot/upload.ts";
 import { errorText, pollErrorText } from "./advice.ts";
 import { type Connection, connect } from "./connection.ts";
 import { EXIT, exitCodeForError, exitCodeForReason } from "./exit-codes.ts";

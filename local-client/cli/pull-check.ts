@@ -1,6 +1,6 @@
-import type { ChangeCheck } from "../apply-changes.ts";
 import { UsageError } from "../errors.ts";
-import { terminalLine } from "../terminal-text.ts";
+import type { ChangeCheck } from "../handoff/apply-changes.ts";
+import { terminalLine } from "../terminal/text.ts";
 
 /** `planport pull --check` and `--branch`, for people: the flags' rules and the check's report. */
 

@@ -1,7 +1,7 @@
-import { notificationBytes, notificationProtocol, notificationText } from "../notify.ts";
-import type { PollErrorReason } from "../poll-error.ts";
-import type { PollOutcome, PollPhase } from "../poller.ts";
-import { terminalJson, terminalLine, terminalText, truncateLine } from "../terminal-text.ts";
+import type { PollErrorReason } from "../poll/error.ts";
+import type { PollOutcome, PollPhase } from "../poll/poller.ts";
+import { notificationBytes, notificationProtocol, notificationText } from "../terminal/notify.ts";
+import { terminalJson, terminalLine, terminalText, truncateLine } from "../terminal/text.ts";
 
 /**
  * How `plan` and `attach` talk to the user, in three modes:

@@ -1,10 +1,7 @@
 import type { PlanFile, Session } from "../../src/protocol/index.ts";
-import { ApiError, withRetry } from "../api.ts";
-import { PollError } from "../poll-error.ts";
-import { type PollOutcome, pollForApprovedExitPlanMode } from "../poller.ts";
-import { act, ask, PromptCancelled } from "../review-prompts.ts";
-import { renderPlan, renderWidth, wrapToWidth } from "../review-render.ts";
-import { type ReviewScreen, type ReviewState, reviewScreen, screenKey } from "../review-screen.ts";
+import { ApiError, withRetry } from "../http/api.ts";
+import { PollError } from "../poll/error.ts";
+import { type PollOutcome, pollForApprovedExitPlanMode } from "../poll/poller.ts";
 import {
   acquirePollLock,
   assertSessionId,
@@ -13,8 +10,11 @@ import {
   RESUMABLE,
   removeSidecar,
   saveSidecar,
-} from "../sidecar.ts";
-import { terminalLine, terminalText } from "../terminal-text.ts";
+} from "../poll/sidecar.ts";
+import { act, ask, PromptCancelled } from "../review/prompts.ts";
+import { renderPlan, renderWidth, wrapToWidth } from "../review/render.ts";
+import { type ReviewScreen, type ReviewState, reviewScreen, screenKey } from "../review/screen.ts";
+import { terminalLine, terminalText } from "../terminal/text.ts";
 import { errorText, pollErrorText } from "./advice.ts";
 import { type Connection, connect } from "./connection.ts";
 import { EXIT, exitCodeForError, exitCodeForReason } from "./exit-codes.ts";
@@ -23,8 +23,8 @@ import { handOff } from "./handoff.ts";
 import { createReporter } from "./reporter.ts";
 
 /**
- * `planport review <id>`: the review page in the terminal. It draws the plan (review-render.ts)
- * and offers what the page offers (review-screen.ts), sending the same API calls. While it is
+ * `planport review <id>`: the review page in the terminal. It draws the plan (review/render.ts)
+ * and offers what the page offers (review/screen.ts), sending the same API calls. While it is
  * open it polls the session's events exactly as `attach` does (poller.ts, with the sidecar and
  * the poll lock), so it counts as the polling terminal and "approve and send here" is allowed;
  * the poll's outcome is handed off as `plan` hands it off (handoff.ts). Beside the poll, it

@@ -6,11 +6,11 @@ import {
   runningEmbeddedWorker,
   stopEmbeddedWorker,
   writeWorkerEnvFile,
-} from "../embedded.ts";
+} from "../embedded/worker.ts";
+import { startWorkerProcess } from "../embedded/worker-process.ts";
 import { UsageError } from "../errors.ts";
 import { writeUserConfig } from "../home.ts";
-import { terminalText } from "../terminal-text.ts";
-import { startWorkerProcess } from "../worker-process.ts";
+import { terminalText } from "../terminal/text.ts";
 import { EXIT } from "./exit-codes.ts";
 
 /** `planport serve` (the worker in the foreground) and `planport embedded` (the background one). */

@@ -5,16 +5,16 @@ import {
   planAdherence,
   type Session,
 } from "../../src/protocol/index.ts";
-import { withRetry } from "../api.ts";
 import {
   ApplyRefusedError,
   applyChanges,
   assertNewBranch,
   checkChanges,
-} from "../apply-changes.ts";
-import { diffPaths } from "../diff-names.ts";
-import { assertSessionId } from "../sidecar.ts";
-import { terminalJson, terminalLine, terminalText } from "../terminal-text.ts";
+} from "../handoff/apply-changes.ts";
+import { diffPaths } from "../handoff/diff-names.ts";
+import { withRetry } from "../http/api.ts";
+import { assertSessionId } from "../poll/sidecar.ts";
+import { terminalJson, terminalLine, terminalText } from "../terminal/text.ts";
 import { errorText } from "./advice.ts";
 import { type Connection, connect } from "./connection.ts";
 import { EXIT, exitCodeForError } from "./exit-codes.ts";
@@ -23,7 +23,7 @@ import { sessionDetails, sessionTable } from "./table.ts";
 
 /**
  * `status`, `list`, `stop`, `pull`: one API call each, printed for people or as JSON. What the
- * server sent is made terminal-safe on the way out (terminal-text.ts); JSON stays exact.
+ * server sent is made terminal-safe on the way out (terminal/text.ts); JSON stays exact.
  */
 
 export interface ServerFlags {

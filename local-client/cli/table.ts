@@ -1,6 +1,6 @@
 import { personText, type Session } from "../../src/protocol/index.ts";
 import { formatAge } from "../duration.ts";
-import { terminalLine, truncateLine } from "../terminal-text.ts";
+import { terminalLine, truncateLine } from "../terminal/text.ts";
 
 /**
  * Readable views of sessions for `list` and `status`. Pure: the time is passed in. Every field

@@ -1,9 +1,8 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Session } from "../../src/protocol/index.ts";
-import { ApiError, isTransient } from "../api.ts";
 import { parseDuration } from "../duration.ts";
-import { MAX_CONSECUTIVE_FAILURES, POLL_INTERVAL_MS } from "../poller.ts";
-import { terminalJson, terminalLine, terminalText } from "../terminal-text.ts";
+import { ApiError, isTransient } from "../http/api.ts";
+import { MAX_CONSECUTIVE_FAILURES, POLL_INTERVAL_MS } from "../poll/poller.ts";
 import {
   afterFailure,
   changeLine,
@@ -14,7 +13,8 @@ import {
   type SeenPhases,
   WATCH_HEADER,
   watchRows,
-} from "../watch.ts";
+} from "../poll/watch.ts";
+import { terminalJson, terminalLine, terminalText } from "../terminal/text.ts";
 import { errorText } from "./advice.ts";
 import { type Connection, connect } from "./connection.ts";
 import { EXIT, exitCodeForError } from "./exit-codes.ts";
@@ -26,7 +26,7 @@ import { alignColumns } from "./table.ts";
  * the table is redrawn in place with each phase change printed above it; without one, one
  * line per change; `--json`, one `{"event":"phase","id","phase"}` line per change and nothing
  * else on stdout. The first tick reports every listed session's phase (a change from nothing).
- * Ctrl-C exits 130. The pure parts are in ../watch.ts.
+ * Ctrl-C exits 130. The pure parts are in ../poll/watch.ts.
  */
 
 export interface WatchFlags {

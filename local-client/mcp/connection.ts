@@ -1,5 +1,5 @@
 import { type Connection, connect, type ServerSource } from "../cli/connection.ts";
-import { terminalText } from "../terminal-text.ts";
+import { terminalText } from "../terminal/text.ts";
 
 /**
  * The MCP server's one connection, made on the first tool call exactly as a CLI command makes

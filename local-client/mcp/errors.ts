@@ -1,7 +1,7 @@
-import { ApiError } from "../api.ts";
 import { errorText } from "../cli/advice.ts";
 import type { ServerSource } from "../cli/connection.ts";
-import { terminalText } from "../terminal-text.ts";
+import { ApiError } from "../http/api.ts";
+import { terminalText } from "../terminal/text.ts";
 import { type ToolText, toolError } from "./texts.ts";
 
 /**

@@ -1,10 +1,10 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../errors.ts";
-import { repositoryPlace, taskWithArea } from "../repository-place.ts";
-import { ExitPlanModeScanner } from "../scanner.ts";
-import { saveSidecar } from "../sidecar.ts";
-import { collectRepository, uploadRepository } from "../snapshot-upload.ts";
+import { ExitPlanModeScanner } from "../poll/scanner.ts";
+import { saveSidecar } from "../poll/sidecar.ts";
+import { repositoryPlace, taskWithArea } from "../snapshot/repository-place.ts";
+import { collectRepository, uploadRepository } from "../snapshot/upload.ts";
 import type { ConnectionHolder } from "./connection.ts";
 import { errorResult } from "./errors.ts";
 import { planStartedText, type ToolText, toolText } from "./texts.ts";

@@ -1,7 +1,7 @@
-import { withRetry } from "../api.ts";
-import { applyChanges } from "../apply-changes.ts";
 import { sessionDetails, sessionTable } from "../cli/table.ts";
-import { terminalText } from "../terminal-text.ts";
+import { applyChanges } from "../handoff/apply-changes.ts";
+import { withRetry } from "../http/api.ts";
+import { terminalText } from "../terminal/text.ts";
 import type { ConnectionHolder } from "./connection.ts";
 import { errorResult } from "./errors.ts";
 import { repositoryRoot } from "./plan-tool.ts";

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { EXIT } from "../cli/exit-codes.ts";
-import { terminalText } from "../terminal-text.ts";
+import { terminalText } from "../terminal/text.ts";
 import { lazyConnection } from "./connection.ts";
 import { createPlanportMcpServer } from "./server.ts";
 

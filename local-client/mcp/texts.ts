@@ -1,12 +1,12 @@
 import type { Session } from "../../src/protocol/index.ts";
 import { formatDuration } from "../duration.ts";
-import type { PollError } from "../poll-error.ts";
-import { terminalLine, terminalText } from "../terminal-text.ts";
+import type { PollError } from "../poll/error.ts";
+import { terminalLine, terminalText } from "../terminal/text.ts";
 
 /**
  * What the MCP tools answer, in sentences a coding agent acts on. Pure: every field that came
  * from the server or the model (title, link, plan, message) is neutralised here
- * (terminal-text.ts) — the agent's client shows tool results in a terminal, and a plan must not
+ * (terminal/text.ts) — the agent's client shows tool results in a terminal, and a plan must not
  * be able to retitle it or hide text with bidi overrides.
  */
 

@@ -1,10 +1,16 @@
 import type { Session } from "../../src/protocol/index.ts";
-import { withRetry } from "../api.ts";
-import { PollError, type PollProgress } from "../poll-error.ts";
-import { type PollPhase, pollForApprovedExitPlanMode, systemClock } from "../poller.ts";
-import { acquirePollLock, loadSidecar, RESUMABLE, removeSidecar, saveSidecar } from "../sidecar.ts";
-import { saveTeleportedPlan } from "../teleport.ts";
-import { terminalLine } from "../terminal-text.ts";
+import { saveTeleportedPlan } from "../handoff/teleport.ts";
+import { withRetry } from "../http/api.ts";
+import { PollError, type PollProgress } from "../poll/error.ts";
+import { type PollPhase, pollForApprovedExitPlanMode, systemClock } from "../poll/poller.ts";
+import {
+  acquirePollLock,
+  loadSidecar,
+  RESUMABLE,
+  removeSidecar,
+  saveSidecar,
+} from "../poll/sidecar.ts";
+import { terminalLine } from "../terminal/text.ts";
 import type { ConnectionHolder } from "./connection.ts";
 import { errorResult } from "./errors.ts";
 import { type ToolText, toolError, waitResultText } from "./texts.ts";

@@ -1,9 +1,9 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
-import { bareTokenLabel, configOf } from "../config.ts";
-import type { Env } from "../env.ts";
+import { bareTokenLabel } from "../config/tokens.ts";
+import { configOf } from "../config.ts";
 import { SESSION_ID_PATTERN } from "../protocol/index.ts";
 import { reviewHeaders, unavailablePage } from "../review/index.ts";
-import type { Access } from "../session/result.ts";
+import type { AppEnv } from "./app-env.ts";
 import { sendFailure } from "./errors.ts";
 import {
   countFailedAuth,
@@ -20,15 +20,6 @@ import {
  * review key (`X-Review-Key`), which the session object checks itself. Refused credentials
  * are counted against their caller, never against the owner or session they tried to reach.
  */
-
-/**
- * `access` is set on every authenticated route; `owner` and its `label` only where a bearer
- * token is required.
- */
-export type AppEnv = {
-  Bindings: Env;
-  Variables: { access: Access; owner: string; label: string };
-};
 
 const OWNER_HASH_PREFIX = "planport:owner:";
 const OWNER_ID_HEX_CHARS = 32;

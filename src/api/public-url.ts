@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { configOf } from "../config.ts";
-import type { AppEnv } from "./auth.ts";
+import type { AppEnv } from "./app-env.ts";
 
 /**
  * Where the worker's links point (review links carry their key, so they must never point at a

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { configOf } from "../config.ts";
 import type { Env } from "../env.ts";
-import type { AppEnv } from "./auth.ts";
+import type { AppEnv } from "./app-env.ts";
 import { sendFailure } from "./errors.ts";
 
 /**

@@ -2,7 +2,7 @@ import type { Env } from "../env.ts";
 import { type Failure, ok, type Result } from "../protocol/index.ts";
 import type { ReviewData } from "../review/index.ts";
 import { reviewWithGroup } from "../session/groups.ts";
-import { sessionStub } from "../session/sessions.ts";
+import { sessionStub } from "../session/stub.ts";
 
 /**
  * The review page's data for the holder of `key`: the session's review state and group

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
+import { createSession, listSessions } from "../owner/sessions.ts";
 import {
   AnswerMessageSchema,
   CreateSessionSchema,
@@ -11,8 +12,9 @@ import {
   TextMessageSchema,
 } from "../protocol/index.ts";
 import { NOT_FOUND } from "../session/result.ts";
-import { createSession, listSessions, sessionStub } from "../session/sessions.ts";
-import { type AppEnv, knownOwners, requireOwner, requireSessionAccess } from "./auth.ts";
+import { sessionStub } from "../session/stub.ts";
+import type { AppEnv } from "./app-env.ts";
+import { knownOwners, requireOwner, requireSessionAccess } from "./auth.ts";
 import { sendError, sendFailure, sendResult } from "./errors.ts";
 import { linkBase } from "./public-url.ts";
 import { limitPerOwner } from "./rate-limit.ts";

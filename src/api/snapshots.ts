@@ -1,10 +1,10 @@
 import { Hono } from "hono";
+import { snapshotRegistry } from "../owner/stub.ts";
 import {
   MissingBlobsRequestSchema,
   SNAPSHOT_ID_PATTERN,
   SNAPSHOT_MAX_COMPRESSED_BYTES,
 } from "../protocol/index.ts";
-import { snapshotRegistry } from "../session/sessions.ts";
 import {
   commitManifest,
   type IngestError,
@@ -12,7 +12,8 @@ import {
   ingestSnapshot,
   payloadTooLarge,
 } from "../snapshot/index.ts";
-import { type AppEnv, requireOwner } from "./auth.ts";
+import type { AppEnv } from "./app-env.ts";
+import { requireOwner } from "./auth.ts";
 import { sendError, sendFailure } from "./errors.ts";
 import { limitPerOwner } from "./rate-limit.ts";
 import { jsonBodyLimit, mediaType, readJson } from "./validate.ts";

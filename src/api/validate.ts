@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
 import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
-import type { AppEnv } from "./auth.ts";
+import type { AppEnv } from "./app-env.ts";
 import { sendFailure } from "./errors.ts";
 
 /**

@@ -1,4 +1,5 @@
-import { cachedConfig, type ModelPrice } from "../config.ts";
+import type { ModelPrice } from "../config/prices.ts";
+import { cachedConfig } from "../config.ts";
 import { contextBudget } from "./models/context-windows.ts";
 import { createPlanner } from "./models/index.ts";
 import { callCost } from "./models/prices.ts";

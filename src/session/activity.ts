@@ -1,6 +1,6 @@
-import type { Identity } from "./access.ts";
 import { type SessionRow, updateRow } from "./session-row.ts";
-import type { Role } from "./team.ts";
+import type { Identity } from "./team/access.ts";
+import type { Role } from "./team/rules.ts";
 
 /**
  * A terminal polls every few seconds, an open review page every 2 s; writing the time of a poll

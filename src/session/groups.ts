@@ -1,11 +1,13 @@
 import type { Env } from "../env.ts";
-import type { Decision, PlanFile, Session } from "../protocol/index.ts";
+import type { GroupClaim } from "../owner/group-choices.ts";
+import { ownerIndexStub } from "../owner/stub.ts";
+import type { Decision } from "../protocol/index.ts";
 import { fail, ok } from "../protocol/index.ts";
-import type { GroupClaim } from "./group-choices.ts";
 import { archiveSession } from "./lifecycle.ts";
 import type { SessionResult } from "./result.ts";
+import type { GroupMember, SessionGroup } from "./rpc.ts";
 import { hasEnded, type SessionRow } from "./session-row.ts";
-import { ownerIndexStub, sessionStub } from "./sessions.ts";
+import { sessionStub } from "./stub.ts";
 
 /**
  * Best-of-N groups (CONTRACT "Extensions: Sessions"): sessions of one owner started together to
@@ -123,19 +125,6 @@ export async function afterDecision(
   } catch (err) {
     console.error(`planport: settling group ${claim.group} failed; the owner index retries`, err);
   }
-}
-
-/** One session of a group as the review page shows it. */
-export interface GroupMember {
-  session: Session;
-  /** Null until its planner writes a plan file. */
-  plan: PlanFile | null;
-}
-
-/** A session's group: its name and every member (this session included), oldest first. */
-export interface SessionGroup {
-  name: string;
-  members: GroupMember[];
 }
 
 /**

@@ -1,6 +1,6 @@
-import { appendEvents, countTurns } from "./event-log.ts";
+import { closeAnyWait } from "./decisions/waits.ts";
+import { appendEvents, countTurns } from "./events/log.ts";
 import { type RowPatch, type SessionRow, updateRow } from "./session-row.ts";
-import { closeAnyWait } from "./waits.ts";
 
 /**
  * Transitions of the session's life that several operations share: asking for a loop step,

@@ -1,12 +1,12 @@
 import type { PermissionMode, ResolvedPlanner, ScriptedTurn, Variant } from "../protocol/index.ts";
-import { appendEvents } from "./event-log.ts";
-import { initEvent } from "./init-event.ts";
+import { initEvent } from "./events/init.ts";
+import { appendEvents } from "./events/log.ts";
+import { writePlan } from "./files/plan-file.ts";
 import { requestStep } from "./lifecycle.ts";
-import { writePlan } from "./plan-file.ts";
 import { insertRow, readRow, type SessionRecord } from "./session-row.ts";
 import { planPathFor } from "./slug.ts";
-import type { TeamRecord } from "./team.ts";
-import { writeTeam } from "./team-store.ts";
+import type { TeamRecord } from "./team/rules.ts";
+import { writeTeam } from "./team/store.ts";
 
 /**
  * What a new session is created with (resolved by `createSession`; not a wire shape).
@@ -33,7 +33,7 @@ export interface NewSession {
   maxTurns: number;
   origin: string;
   autostart: boolean;
-  /** The view key, the approvers and the requester's label (team.ts). */
+  /** The view key, the approvers and the requester's label (team/rules.ts). */
   team: TeamRecord;
 }
 

@@ -8,11 +8,18 @@ import type {
   ScriptedTurn,
   Usage,
 } from "../protocol/index.ts";
-import { appendEvents, listEvents, startedFromSeed } from "./event-log.ts";
+import { listDecisions } from "./decisions/record.ts";
+import {
+  closeWait,
+  openWait,
+  partialAnswers,
+  pendingWait,
+  waitedCalls,
+} from "./decisions/waits.ts";
+import { appendEvents, listEvents, startedFromSeed } from "./events/log.ts";
+import { listOverlay, readOverlay, writeOverlay } from "./files/overlay.ts";
+import { readPlan, readPlanRevision, writePlan } from "./files/plan-file.ts";
 import { endSession } from "./lifecycle.ts";
-import { listOverlay, readOverlay, writeOverlay } from "./overlay.ts";
-import { readPlan, readPlanRevision, writePlan } from "./plan-file.ts";
-import { listDecisions } from "./record-decision.ts";
 import {
   hasEnded,
   readRow,
@@ -21,7 +28,6 @@ import {
   type SessionTexts,
   updateRow,
 } from "./session-row.ts";
-import { closeWait, openWait, partialAnswers, pendingWait, waitedCalls } from "./waits.ts";
 
 /**
  * Thrown when the engine tries to change a session that has ended (archived, teleported, or
@@ -55,7 +61,7 @@ export class SessionPortAdapter implements SessionPort {
     private readonly clock: () => number,
     private readonly retentionMs: number,
     /**
-     * Records the webhook events of a change of phase or outcome (webhooks-outbox.ts
+     * Records the webhook events of a change of phase or outcome (webhooks/outbox.ts
      * `announceChanges`), called right after each write that can make one, in its transaction.
      */
     private readonly announce: () => void = () => {},

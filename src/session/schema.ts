@@ -1,9 +1,9 @@
-import { backfillEventRecords } from "./event-backfill.ts";
+import { announcedOf } from "../webhooks/events.ts";
+import { pendingWait } from "./decisions/waits.ts";
+import { backfillEventRecords } from "./events/backfill.ts";
 import { newReviewKey } from "./ids.ts";
 import type { SessionRow } from "./session-row.ts";
 import { sessionView } from "./session-view.ts";
-import { pendingWait } from "./waits.ts";
-import { announcedOf } from "./webhooks.ts";
 
 /**
  * The session Durable Object's SQLite schema, beside the class that owns it. Migrations only

@@ -1,5 +1,5 @@
 import type { Env } from "../env.ts";
-import { listOverlay } from "./overlay.ts";
+import { listOverlay } from "./files/overlay.ts";
 import { hasEnded, type SessionRow } from "./session-row.ts";
 
 /**

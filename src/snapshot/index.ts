@@ -19,7 +19,7 @@ import type { BlobRegistry } from "./registry.ts";
  * (docs/DESIGN.md "Incremental snapshots"). Three ways in — a whole tar.gz (`ingestSnapshot`,
  * for old clients and scripts), blob packs (`ingestBlobs`) and tree manifests
  * (`commitManifest`) — one layout in R2 (`layout.ts`), read access for the planner's tools, and
- * the index writes and deletions the owner's registry (src/session/owner-index.ts) runs. File
+ * the index writes and deletions the owner's registry (src/owner/owner-index.ts) runs. File
  * rules shared with the client: `src/protocol/snapshot-rules.ts`.
  */
 

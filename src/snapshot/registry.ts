@@ -2,7 +2,7 @@ import type { ManifestFile, SkippedEntry, SnapshotReceipt } from "../protocol/in
 
 /**
  * What the snapshot module needs from the owner's record of blobs and snapshots (the owner
- * index Durable Object, src/session/owner-index.ts; docs/DESIGN.md "Incremental snapshots").
+ * index Durable Object, src/owner/owner-index.ts; docs/DESIGN.md "Incremental snapshots").
  * The bytes are in R2; the record says which blob is where and who uses it.
  */
 

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { PollError, pollForApprovedExitPlanMode } from "../../local-client/poller.ts";
+import { PollError, pollForApprovedExitPlanMode } from "../../local-client/poll/poller.ts";
 import { FAKE_SESSION_ID, FAKE_TOKEN, startFakeFeed } from "../client/fake-feed.ts";
 import { type BenchRow, formatTable, infoRow, limitRow } from "./rows.ts";
 

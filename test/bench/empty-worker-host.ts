@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Miniflare as MiniflareClass } from "miniflare";
-import { loadWithCodeCache } from "../../local-client/compile-cache.ts";
+import { loadWithCodeCache } from "../../local-client/embedded/compile-cache.ts";
 import { PACKAGE_ROOT } from "../../local-client/package-root.ts";
 
 /**

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createApi } from "../../local-client/api.ts";
-import { startWorkerProcess } from "../../local-client/worker-process.ts";
+import { startWorkerProcess } from "../../local-client/embedded/worker-process.ts";
+import { createApi } from "../../local-client/http/api.ts";
 import {
   connectInspector,
   cpuMs,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startWorkerProcess } from "../../local-client/worker-process.ts";
+import { startWorkerProcess } from "../../local-client/embedded/worker-process.ts";
 import { connectInspector, rssMiB, workerdProcesses } from "./worker-probe.ts";
 
 /**

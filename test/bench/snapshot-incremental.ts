@@ -2,9 +2,9 @@ import { execFileSync } from "node:child_process";
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApi } from "../../local-client/api.ts";
-import type { SentSnapshot } from "../../local-client/snapshot-send.ts";
-import { collectRepository, uploadRepository } from "../../local-client/snapshot-upload.ts";
+import { createApi } from "../../local-client/http/api.ts";
+import type { SentSnapshot } from "../../local-client/snapshot/send.ts";
+import { collectRepository, uploadRepository } from "../../local-client/snapshot/upload.ts";
 import { type BenchRow, infoRow, median, ratioRow } from "./rows.ts";
 import { makeRepository, type UploadTarget } from "./snapshot.ts";
 
@@ -19,7 +19,7 @@ import { makeRepository, type UploadTarget } from "./snapshot.ts";
  *      folder (no base), the same owner: its snapshot.
  *
  * Targets: (2) sends ≤ 1 % of (1)'s bytes and takes ≤ 0.25× its time; (3) sends ≤ 1 % of (1)'s
- * bytes. Bytes are request bodies (snapshot-send.ts `sentBytes`); times are wall clock of
+ * bytes. Bytes are request bodies (snapshot/send.ts `sentBytes`); times are wall clock of
  * collect + upload, medians of `runs`.
  *
  *   import { benchIncrementalSnapshot } from "./snapshot-incremental.ts";

@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { createApi } from "../../local-client/api.ts";
-import { collectTree } from "../../local-client/snapshot.ts";
-import { collectRepository, uploadRepository } from "../../local-client/snapshot-upload.ts";
+import { createApi } from "../../local-client/http/api.ts";
+import { collectTree } from "../../local-client/snapshot/build.ts";
+import { collectRepository, uploadRepository } from "../../local-client/snapshot/upload.ts";
 import { type BenchRow, formatTable, infoRow, median, ratioRow } from "./rows.ts";
 
 /**

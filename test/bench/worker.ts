@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
 import type { Event, FeedPage, ScriptedTurn, Session } from "../../src/protocol/index.ts";
 
 /**

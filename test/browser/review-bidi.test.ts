@@ -3,7 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
 import type { Event, PlanFile, ScriptedTurn, Session } from "../../src/protocol/index.ts";
 import { TROJAN_PLAN, TROJAN_PLAN_CONTROLS, TROJAN_QUESTION } from "../worker/review-fixtures.ts";
 import {

@@ -4,7 +4,10 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
 import type { ScriptedTurn, Session } from "../../src/protocol/index.ts";
 import { isolatedHome, startCli } from "../client/run-cli.ts";
 import { XSS_PAYLOADS } from "../worker/review-fixtures.ts";

@@ -2,7 +2,6 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../local-client/api.ts";
 import { resolveServer } from "../../local-client/cli/connection.ts";
 import { EXIT, exitCodeForError, exitCodeForReason } from "../../local-client/cli/exit-codes.ts";
 import {
@@ -20,7 +19,8 @@ import { portFlag } from "../../local-client/cli/serve.ts";
 import { sessionDetails, sessionTable } from "../../local-client/cli/table.ts";
 import { formatAge, formatDuration, parseDuration } from "../../local-client/duration.ts";
 import { UsageError } from "../../local-client/errors.ts";
-import type { PollErrorReason } from "../../local-client/poll-error.ts";
+import { ApiError } from "../../local-client/http/api.ts";
+import type { PollErrorReason } from "../../local-client/poll/error.ts";
 import { fakeSession } from "./fake-feed.ts";
 
 describe("durations", () => {

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { diffPaths } from "../../local-client/diff-names.ts";
+import { diffPaths } from "../../local-client/handoff/diff-names.ts";
 import { FAKE_SESSION_ID, FAKE_TOKEN, type FakeFeed, startFakeFeed } from "./fake-feed.ts";
 import { fixtureRepo } from "./fixture-repo.ts";
 import { isolatedHome, runCli } from "./run-cli.ts";

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PollError, pollForApprovedExitPlanMode } from "../../local-client/poller.ts";
+import { PollError, pollForApprovedExitPlanMode } from "../../local-client/poll/poller.ts";
 import { FAKE_SESSION_ID, FAKE_TOKEN, type FakeFeed, startFakeFeed } from "./fake-feed.ts";
 import { ev } from "./feed-events.ts";
 import { type HostileServer, neverAnswer, startHostileServer, trickle } from "./hostile-server.ts";

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { Api } from "../../local-client/api.ts";
+import type { Api } from "../../local-client/http/api.ts";
 import type { Event } from "../../src/protocol/index.ts";
 
 /** A small git repository to plan against, and a "reviewer" that acts like the browser page. */

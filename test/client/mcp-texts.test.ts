@@ -7,7 +7,7 @@ import {
   waitResultText,
 } from "../../local-client/mcp/texts.ts";
 import { phaseMessage } from "../../local-client/mcp/wait.ts";
-import { PollError, type PollErrorDetail } from "../../local-client/poll-error.ts";
+import { PollError, type PollErrorDetail } from "../../local-client/poll/error.ts";
 
 /** The answers of `planport mcp`'s tools: what an agent reads and acts on. */
 

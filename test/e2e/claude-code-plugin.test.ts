@@ -4,8 +4,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Api, createApi } from "../../local-client/api.ts";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
+import { type Api, createApi } from "../../local-client/http/api.ts";
 import { type AnthropicDouble, startAnthropicDouble } from "../client/anthropic-double.ts";
 import type { ScriptedResponse } from "../client/anthropic-double-types.ts";
 import { fixtureRepo } from "../client/fixture-repo.ts";

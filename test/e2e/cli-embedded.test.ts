@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createApi } from "../../local-client/api.ts";
-import { isAlive } from "../../local-client/pid-lock.ts";
-import { freePort } from "../../local-client/worker-process.ts";
+import { freePort } from "../../local-client/embedded/worker-process.ts";
+import { createApi } from "../../local-client/http/api.ts";
+import { isAlive } from "../../local-client/poll/pid-lock.ts";
 import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
 import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
 

@@ -9,7 +9,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PRESET_NAMES, type PresetName, presetLaunch } from "../../local-client/presets.ts";
+import { PRESET_NAMES, type PresetName, presetLaunch } from "../../local-client/handoff/presets.ts";
 import { waitForPlan } from "../client/fixture-repo.ts";
 import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
 import { offlineWorkerSuite } from "./offline-worker.ts";

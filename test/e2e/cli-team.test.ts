@@ -2,8 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Api, ApiError, createApi } from "../../local-client/api.ts";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
+import { type Api, ApiError, createApi } from "../../local-client/http/api.ts";
 import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
 import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
 

@@ -5,9 +5,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Api, createApi } from "../../local-client/api.ts";
-import { buildSnapshot } from "../../local-client/snapshot.ts";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
+import { type Api, createApi } from "../../local-client/http/api.ts";
+import { buildSnapshot } from "../../local-client/snapshot/build.ts";
 import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
 import { isolatedHome, ndjson, PLANPORT_BIN, startCli } from "../client/run-cli.ts";
 

@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApi } from "../../local-client/api.ts";
-import { useEmbeddedWorker } from "../../local-client/embedded.ts";
-import { isAlive } from "../../local-client/pid-lock.ts";
+import { useEmbeddedWorker } from "../../local-client/embedded/worker.ts";
+import { createApi } from "../../local-client/http/api.ts";
+import { isAlive } from "../../local-client/poll/pid-lock.ts";
 import { waitForPlan } from "../client/fixture-repo.ts";
 import { isolatedHome, runCli } from "../client/run-cli.ts";
 

@@ -3,7 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
 import type { SnapshotReceipt } from "../../src/protocol/index.ts";
 import { ApiClient } from "../support/api-client.ts";
 import { floodTarGz, paxNameBomb, waitUntil } from "../support/faults.ts";

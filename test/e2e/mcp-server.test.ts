@@ -6,9 +6,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Api, ApiError, createApi } from "../../local-client/api.ts";
-import { isAlive } from "../../local-client/pid-lock.ts";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
+import { type Api, ApiError, createApi } from "../../local-client/http/api.ts";
+import { isAlive } from "../../local-client/poll/pid-lock.ts";
 import { fixtureRepo } from "../client/fixture-repo.ts";
 import { isolatedHome, PLANPORT_BIN } from "../client/run-cli.ts";
 import { uploadRepository } from "./planner-support.ts";

@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
 import { DEFAULT_RETRY_POLICY } from "../../src/planner/models/retry.ts";
 import { retryPolicyFromEnv } from "../../src/planner/models/retry-config.ts";
 import type { Event } from "../../src/protocol/index.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PACKAGE_ROOT } from "../../local-client/worker-process.ts";
+import { PACKAGE_ROOT } from "../../local-client/embedded/worker-process.ts";
 import {
   type PlanportWorker,
   settled,
@@ -49,7 +49,7 @@ describe("the offline planner on this repository, under wrangler dev", () => {
     const plan = (await pp.client.plan(created.id)).content;
     expect(plan).toContain("offline planner");
     const files = filesToChange(plan);
-    expect(files).toContain("src/session/event-log.ts");
+    expect(files).toContain("src/session/events/log.ts");
     // The feed route, the session object, or the rate limiter the API already has.
     expect(
       files.some((f) =>
@@ -61,7 +61,7 @@ describe("the offline planner on this repository, under wrangler dev", () => {
     for (const unrelated of [
       "src/review/styles.ts",
       "src/snapshot/gunzip.ts",
-      "local-client/teleport.ts",
+      "local-client/handoff/teleport.ts",
     ]) {
       expect(files).not.toContain(unrelated);
       expect(plan).not.toContain(`\`${unrelated}\``);

@@ -2,8 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { type Api, createApi } from "../../local-client/api.ts";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
+import { type Api, createApi } from "../../local-client/http/api.ts";
 import { fixtureRepo } from "../client/fixture-repo.ts";
 
 /**

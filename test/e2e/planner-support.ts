@@ -2,9 +2,12 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { type Api, createApi } from "../../local-client/api.ts";
-import { buildSnapshot } from "../../local-client/snapshot.ts";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
+import { type Api, createApi } from "../../local-client/http/api.ts";
+import { buildSnapshot } from "../../local-client/snapshot/build.ts";
 import type { Session } from "../../src/protocol/index.ts";
 import { ApiClient } from "../support/api-client.ts";
 

@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
 import type { SnapshotReceipt } from "../../src/protocol/index.ts";
 import { ApiClient } from "../support/api-client.ts";
 import { tarGz } from "../support/tarballs.ts";

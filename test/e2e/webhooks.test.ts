@@ -10,9 +10,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
 import type { Session } from "../../src/protocol/index.ts";
-import type { WebhookPayload } from "../../src/session/webhooks.ts";
+import type { WebhookPayload } from "../../src/webhooks/events.ts";
 import { ApiClient } from "../support/api-client.ts";
 
 /**

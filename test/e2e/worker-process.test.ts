@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { orphanedRuntimes, stopRecordedWorker } from "../../local-client/embedded-record.ts";
-import { startWorkerProcess } from "../../local-client/worker-process.ts";
+import { orphanedRuntimes, stopRecordedWorker } from "../../local-client/embedded/record.ts";
+import { startWorkerProcess } from "../../local-client/embedded/worker-process.ts";
 import { waitUntil } from "../support/faults.ts";
 import { workerdProcesses } from "../support/workerd-proc.ts";
 

@@ -7,7 +7,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
 import { type CliRun, isolatedHome, startCli } from "../client/run-cli.ts";
 import { ApiClient } from "./api-client.ts";
 import { waitUntil } from "./faults.ts";

@@ -6,7 +6,7 @@
  * of one leaves no trace), append-only events with sortable ids, the `system/init` event from
  * creation, one open wait at a time, and decisions and answers recorded together with their
  * tool results. A decision is judged and its effects computed by the session's own rules
- * (src/session/decision-rules.ts), so the double cannot decide differently from the session.
+ * (src/session/decisions/rules.ts), so the double cannot decide differently from the session.
  *
  * `crashWhen` injects a failure into a chosen write, to simulate a restart between two writes.
  */
@@ -33,8 +33,8 @@ import type {
   ToolResultBlock,
   Usage,
 } from "../../src/protocol/index.ts";
-import { evaluateDecision } from "../../src/session/decision-rules.ts";
-import { initEvent } from "../../src/session/init-event.ts";
+import { evaluateDecision } from "../../src/session/decisions/rules.ts";
+import { initEvent } from "../../src/session/events/init.ts";
 
 /** An in-memory repository snapshot (TEST DOUBLE of the R2-backed reader). */
 export function memorySnapshot(

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { experimental_readRawConfig } from "wrangler";
-import { PACKAGE_ROOT } from "../../local-client/worker-process.ts";
+import { PACKAGE_ROOT } from "../../local-client/embedded/worker-process.ts";
 import { type RateLimitBinding, withTestLimits } from "./rate-limits.ts";
 
 /**

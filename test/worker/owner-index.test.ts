@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createSession, listSessions, ownerIndexStub } from "../../src/session/sessions.ts";
+import { createSession, listSessions } from "../../src/owner/sessions.ts";
+import { ownerIndexStub } from "../../src/owner/stub.ts";
 import { ALICE, api, createDrivenSession, ORIGIN } from "../support/worker/sessions.ts";
 
 /** A fresh owner per test, so the list holds exactly what the test created. */

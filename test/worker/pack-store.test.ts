@@ -3,7 +3,7 @@ import {
   GATHER_MAX_BYTES,
   gatheringPlan,
   MAX_SCATTERED_PACKS,
-} from "../../src/session/pack-store.ts";
+} from "../../src/owner/pack-store.ts";
 
 /**
  * The rule a commit follows to gather a tree's scattered blobs into one pack (pack-store.ts;

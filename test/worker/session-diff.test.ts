@@ -1,7 +1,7 @@
 import { applyPatch, parsePatch } from "diff";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type FileChange, gitBlobId, unifiedDiff } from "../../src/session/unified-diff.ts";
+import { type FileChange, gitBlobId, unifiedDiff } from "../../src/session/files/unified-diff.ts";
 import { ALICE, api, createDrivenSession, withPort } from "../support/worker/sessions.ts";
 
 describe("the unified diff of the overlay", () => {

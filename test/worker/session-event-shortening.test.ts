@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { NewEvent } from "../../src/protocol/index.ts";
-import { cutNote, shortenEvent } from "../../src/session/event-log.ts";
+import { cutNote, shortenEvent } from "../../src/session/events/log.ts";
 import { MAX_STORED_JSON_CHARS } from "../../src/session/schema.ts";
 import { ALICE, api, createDrivenSession, withPort } from "../support/worker/sessions.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Event } from "../../src/protocol/index.ts";
-import { MAX_FEED_PAGE_CHARS } from "../../src/session/event-log.ts";
+import { MAX_FEED_PAGE_CHARS } from "../../src/session/events/log.ts";
 import {
   ALICE,
   api,

@@ -1,12 +1,10 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
+import { CLAIM_CHECK_AFTER_MS } from "../../src/owner/group-choices.ts";
+import type { OwnerIndex } from "../../src/owner/owner-index.ts";
 import type { Event, Session, SessionList } from "../../src/protocol/index.ts";
-import { CLAIM_CHECK_AFTER_MS } from "../../src/session/group-choices.ts";
-import type { OwnerIndex } from "../../src/session/owner-index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
-import { ownerIndexStub } from "../../src/session/sessions.ts";
 import {
   ALICE,
   api,
@@ -14,6 +12,7 @@ import {
   createDrivenSession,
   errorCode,
   openPlan,
+  ownerObject,
   PLAN_CALL,
   sessionObject,
 } from "../support/worker/sessions.ts";
@@ -69,7 +68,7 @@ async function listGroup(auth: { token: string }, group: string): Promise<Sessio
 
 /** Runs the owner index's alarm as if `aheadMs` had passed (its clock is a seam). */
 async function runOwnerAlarmAhead(owner: string, aheadMs: number): Promise<void> {
-  const stub = ownerIndexStub(env, owner);
+  const stub = ownerObject(owner);
   await runInDurableObject(stub, (index: OwnerIndex) => {
     index.clock = () => Date.now() + aheadMs;
   });
@@ -161,7 +160,7 @@ describe("best-of-N groups", () => {
     const [a, b] = await groupWithPlans(2);
     const owner = await ownerIdOf(ALICE.token);
     // What a session that crashed between its claim and its decision leaves behind.
-    expect(await ownerIndexStub(env, owner).claimGroup(a!.id)).toMatchObject({ kind: "won" });
+    expect(await ownerObject(owner).claimGroup(a!.id)).toMatchObject({ kind: "won" });
     const refused = await teleport(b!.id);
     expect(refused.status).toBe(409);
     expect(await errorCode(refused)).toBe("already_decided");

@@ -7,8 +7,8 @@ import type { Event, Session } from "../../src/protocol/index.ts";
 import { idleDueAt } from "../../src/session/alarm.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import { readRow } from "../../src/session/session-row.ts";
-import type { WebhookPayload } from "../../src/session/webhooks.ts";
-import { listDeliveries } from "../../src/session/webhooks-outbox.ts";
+import type { WebhookPayload } from "../../src/webhooks/events.ts";
+import { listDeliveries } from "../../src/webhooks/outbox.ts";
 import {
   ALICE,
   api,

@@ -3,12 +3,18 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
 import { configOf, DEFAULT_RETENTION_DAYS, readConfig } from "../../src/config.ts";
+import { UNUSED_SNAPSHOT_GRACE_MS } from "../../src/owner/blob-store.ts";
+import type { OwnerIndex } from "../../src/owner/owner-index.ts";
 import type { SnapshotReceipt } from "../../src/protocol/index.ts";
-import { UNUSED_SNAPSHOT_GRACE_MS } from "../../src/session/blob-store.ts";
-import type { OwnerIndex } from "../../src/session/owner-index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import { tarGz } from "../support/tarballs.ts";
-import { ALICE, api, createDrivenSession, sessionObject } from "../support/worker/sessions.ts";
+import {
+  ALICE,
+  api,
+  createDrivenSession,
+  ownerObject,
+  sessionObject,
+} from "../support/worker/sessions.ts";
 
 const RETENTION_MS = configOf(env).retentionMs;
 const DAY_MS = 86_400_000;
@@ -30,7 +36,7 @@ async function uploadSnapshot(files: Record<string, string>): Promise<string> {
 
 /** Moves the owner index's clock `ms` ahead, runs its alarm (the garbage collection), resets it. */
 async function runOwnerAlarmAfter(owner: string, ms: number): Promise<void> {
-  const index = env.OWNERS.get(env.OWNERS.idFromName(owner));
+  const index = ownerObject(owner);
   await runInDurableObject(index, (object: OwnerIndex) => {
     object.clock = () => Date.now() + ms;
   });
@@ -93,7 +99,7 @@ describe("retention", () => {
     const first = await createDrivenSession(ALICE.token, { snapshot_id: snapshotId });
     const second = await createDrivenSession(ALICE.token, { snapshot_id: snapshotId });
     const owner = await ownerIdOf(ALICE.token);
-    const index = env.OWNERS.get(env.OWNERS.idFromName(owner));
+    const index = ownerObject(owner);
     expect(await index.snapshotsInUse()).toContain(snapshotId);
 
     await api.archive(ALICE, first.id);

@@ -1,13 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
+import { createSession } from "../../src/owner/sessions.ts";
 import {
   DEEP_TOOL_NAMES,
   type Session,
   SessionSchema,
   TOOL_NAMES,
 } from "../../src/protocol/index.ts";
-import { createSession } from "../../src/session/sessions.ts";
 import { ALICE, api, errorCode, ORIGIN, withPort } from "../support/worker/sessions.ts";
 
 /**

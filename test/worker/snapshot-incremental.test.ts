@@ -3,6 +3,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
 import { configOf } from "../../src/config.ts";
+import { UNUSED_BLOB_GRACE_MS, UNUSED_SNAPSHOT_GRACE_MS } from "../../src/owner/blob-store.ts";
+import type { OwnerIndex } from "../../src/owner/owner-index.ts";
+import type { SnapshotRegistry } from "../../src/owner/snapshot-registry.ts";
 import {
   gitBlobId,
   MANIFEST_MAX_BYTES,
@@ -11,15 +14,17 @@ import {
   type SkippedEntry,
   type SnapshotReceipt,
 } from "../../src/protocol/index.ts";
-import { UNUSED_BLOB_GRACE_MS, UNUSED_SNAPSHOT_GRACE_MS } from "../../src/session/blob-store.ts";
-import type { OwnerIndex } from "../../src/session/owner-index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
-import { ownerIndexStub } from "../../src/session/sessions.ts";
-import type { SnapshotRegistry } from "../../src/session/snapshot-registry.ts";
 import { OVERSIZED_BODY_DRAIN_BYTES } from "../../src/snapshot/archive.ts";
 import { openSnapshot } from "../../src/snapshot/index.ts";
 import { gzip, type TarSpec, tarGz } from "../support/tarballs.ts";
-import { api, createDrivenSession, errorCode, sessionObject } from "../support/worker/sessions.ts";
+import {
+  api,
+  createDrivenSession,
+  errorCode,
+  ownerObject,
+  sessionObject,
+} from "../support/worker/sessions.ts";
 
 /**
  * The incremental snapshot protocol over HTTP (docs/PROTOCOL.md "Incremental snapshots"):
@@ -96,7 +101,7 @@ async function store(
 }
 
 async function blobStats(who: { token: string }) {
-  return ownerIndexStub(env, await ownerIdOf(who.token)).blobStats();
+  return ownerObject(await ownerIdOf(who.token)).blobStats();
 }
 
 async function keys(prefix: string): Promise<string[]> {
@@ -485,7 +490,7 @@ describe("incremental snapshots: retention with shared blobs", () => {
    * whose sessions all ended), and then that of the blobs they released, had passed.
    */
   async function collectAfterGrace(who: { token: string }): Promise<void> {
-    const index = ownerIndexStub(env, await ownerIdOf(who.token));
+    const index = ownerObject(await ownerIdOf(who.token));
     for (const offsetMs of [
       UNUSED_SNAPSHOT_GRACE_MS + 1,
       UNUSED_SNAPSHOT_GRACE_MS + UNUSED_BLOB_GRACE_MS + 2,
@@ -531,7 +536,7 @@ describe("incremental snapshots: retention with shared blobs", () => {
     const unused = await store(who, { "lonely.ts": "export const lonely = 1;\n" });
     const used = await store(who, { "used.ts": "export const used = 2;\n" });
     await createDrivenSession(who.token, { snapshot_id: used.id });
-    const index = ownerIndexStub(env, owner);
+    const index = ownerObject(owner);
     const runAlarmAt = async (offsetMs: number) => {
       await runInDurableObject(index, (object: OwnerIndex) => {
         object.clock = () => Date.now() + offsetMs;
@@ -558,7 +563,7 @@ describe("incremental snapshots: retention with shared blobs", () => {
     const who = freshOwner();
     const owner = await ownerIdOf(who.token);
     const receipt = await store(who, { "a.ts": "export const a = 1;\n" });
-    const index = ownerIndexStub(env, owner);
+    const index = ownerObject(owner);
     const registry = (object: OwnerIndex) =>
       (object as unknown as { snapshots: SnapshotRegistry }).snapshots;
     // The last session using it was purged: the snapshot waits for its own purge…

@@ -1,13 +1,14 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { UNUSED_BLOB_GRACE_MS } from "../../src/owner/blob-store.ts";
+import type { OwnerIndex } from "../../src/owner/owner-index.ts";
+import type { SnapshotRegistry } from "../../src/owner/snapshot-registry.ts";
+import { snapshotRegistry } from "../../src/owner/stub.ts";
 import { comparePaths, SNAPSHOT_MAX_FILE_BYTES } from "../../src/protocol/index.ts";
-import { UNUSED_BLOB_GRACE_MS } from "../../src/session/blob-store.ts";
-import type { OwnerIndex } from "../../src/session/owner-index.ts";
-import { ownerIndexStub, snapshotRegistry } from "../../src/session/sessions.ts";
-import type { SnapshotRegistry } from "../../src/session/snapshot-registry.ts";
 import { ingestSnapshot, openSnapshot } from "../../src/snapshot/index.ts";
 import { bodyOf, type TarSpec, tarGz } from "../support/tarballs.ts";
+import { ownerObject } from "../support/worker/sessions.ts";
 
 const bucket = env.SNAPSHOTS;
 const encoder = new TextEncoder();
@@ -221,7 +222,7 @@ describe("snapshot dedupe, ownership and deletion", () => {
     );
     expect(other.files).toBe(2);
     expect(await keysUnder(`blobs/${owner}/`)).toEqual(packs);
-    const stats = await ownerIndexStub(env, owner).blobStats();
+    const stats = await ownerObject(owner).blobStats();
     expect(stats.blobs).toBe(1);
     expect(await openSnapshot(bucket, owner, other.id).read("copy/a.ts")).toBe(
       "export const a = 1;\n",
@@ -261,7 +262,7 @@ describe("snapshot dedupe, ownership and deletion", () => {
     expect(await keysUnder(prefix)).toEqual([`${prefix}index.json`]);
     expect((await keysUnder(`blobs/${owner}/`)).length).toBeGreaterThan(1);
     const files = openSnapshot(bucket, owner, receipt.id);
-    const index = ownerIndexStub(env, owner);
+    const index = ownerObject(owner);
     // Released blobs get a fresh grace (a client may be about to use them); the purge runs
     // now, the garbage collection once that grace is over.
     const purge = (first: boolean) =>

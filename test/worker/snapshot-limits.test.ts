@@ -1,12 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { snapshotRegistry } from "../../src/owner/stub.ts";
 import {
   SNAPSHOT_MAX_COMPRESSED_BYTES,
   SNAPSHOT_MAX_FILE_BYTES,
   SNAPSHOT_MAX_FILES,
   SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
 } from "../../src/protocol/index.ts";
-import { snapshotRegistry } from "../../src/session/sessions.ts";
 import { OVERSIZED_BODY_DRAIN_BYTES } from "../../src/snapshot/archive.ts";
 import { IngestFailure } from "../../src/snapshot/errors.ts";
 import { gunzipWithLimit } from "../../src/snapshot/gunzip.ts";

@@ -2,18 +2,18 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
-import type { SnapshotReceipt } from "../../src/protocol/index.ts";
 import {
   RECENTLY_USED_SNAPSHOT_MS,
   UNUSED_BLOB_GRACE_MS,
   UNUSED_SNAPSHOTS_KEPT,
-} from "../../src/session/blob-store.ts";
-import type { OwnerIndex } from "../../src/session/owner-index.ts";
-import { MAX_SCATTERED_PACKS } from "../../src/session/pack-store.ts";
-import { ownerIndexStub, snapshotRegistry } from "../../src/session/sessions.ts";
+} from "../../src/owner/blob-store.ts";
+import type { OwnerIndex } from "../../src/owner/owner-index.ts";
+import { MAX_SCATTERED_PACKS } from "../../src/owner/pack-store.ts";
+import { snapshotRegistry } from "../../src/owner/stub.ts";
+import type { SnapshotReceipt } from "../../src/protocol/index.ts";
 import { ingestSnapshot, openSnapshot, readSnapshotIndex } from "../../src/snapshot/index.ts";
 import { bodyOf, tarGz } from "../support/tarballs.ts";
-import { api, createDrivenSession, withPort } from "../support/worker/sessions.ts";
+import { api, createDrivenSession, ownerObject, withPort } from "../support/worker/sessions.ts";
 
 /**
  * A long-lived worker fed whole trees (issue 22: `POST /v1/snapshots` from scripts and older
@@ -105,7 +105,7 @@ async function uploadNearlyIdenticalTrees(): Promise<Uploaded> {
   // starting a session on one, the collector keeps the owner's most recently used few.
   // An hour later the blobs only the purged snapshots used are gone too, with the packs that
   // held nothing else.
-  const index = ownerIndexStub(env, owner);
+  const index = ownerObject(owner);
   for (const later of [
     RECENTLY_USED_SNAPSHOT_MS + 1,
     RECENTLY_USED_SNAPSHOT_MS + UNUSED_BLOB_GRACE_MS + 2,
@@ -169,7 +169,7 @@ describe("what a long-lived worker must still keep", () => {
     const session = await createDrivenSession("token-bob", { snapshot_id: id });
     await withPort(session.id, (port) => port.writeOverlay("src/a.ts", "export const a = 2;\n"));
     await api.archive({ token: "token-bob" }, session.id);
-    const index = ownerIndexStub(env, await ownerIdOf("token-bob"));
+    const index = ownerObject(await ownerIdOf("token-bob"));
     expect(await index.snapshotsInUse()).toContain(id);
     expect(await api.changes({ token: "token-bob" }, session.id)).toContain("+export const a = 2;");
   }, 60_000);
@@ -206,7 +206,7 @@ describe("what a long-lived worker must still keep", () => {
     // The older snapshots go: the packs only they read go with them, the last still reads.
     const oldPacks = new Set<string>();
     for (const id of ids.slice(0, -1)) for (const p of await packsRead(id)) oldPacks.add(p);
-    const index = ownerIndexStub(env, owner);
+    const index = ownerObject(owner);
     await runInDurableObject(index, async (object: OwnerIndex, state) => {
       const snapshots = (
         object as unknown as {
@@ -245,7 +245,7 @@ describe("what a long-lived worker must still keep", () => {
       bodyOf(await tarGz([{ name: "a.ts", body: text }])),
     );
     if (!first.ok) throw new Error(JSON.stringify(first.error));
-    const index = ownerIndexStub(env, owner);
+    const index = ownerObject(owner);
     await runInDurableObject(index, async (object: OwnerIndex, state) => {
       const snapshots = (
         object as unknown as {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { snapshotRegistry } from "../../src/owner/stub.ts";
 import { comparePaths } from "../../src/protocol/index.ts";
-import { snapshotRegistry } from "../../src/session/sessions.ts";
 import { ingestSnapshot, openSnapshot } from "../../src/snapshot/index.ts";
 import type { StoredFile } from "../../src/snapshot/layout.ts";
 import { PackSegments, SEGMENTS_MAX_BYTES } from "../../src/snapshot/pack-segments.ts";

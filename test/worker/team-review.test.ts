@@ -4,13 +4,13 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app.ts";
 import { knownOwners, ownerIdOf } from "../../src/api/auth.ts";
 import { configOf, readConfig } from "../../src/config.ts";
+import { createSession } from "../../src/owner/sessions.ts";
 import type { CreateSession, Event, Session } from "../../src/protocol/index.ts";
 import { TOOL_NAMES } from "../../src/protocol/index.ts";
 import { reviewView } from "../../src/review/view.ts";
 import { newReviewKey, newSessionId } from "../../src/session/ids.ts";
 import { migrate } from "../../src/session/schema.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
-import { createSession } from "../../src/session/sessions.ts";
 import { ApiClient } from "../support/api-client.ts";
 import {
   ALICE,

@@ -2,8 +2,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Session } from "../../src/protocol/index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
-import { retryDelayMs, signatureOf, type WebhookPayload } from "../../src/session/webhooks.ts";
-import { type Delivery, listDeliveries, readAnnounced } from "../../src/session/webhooks-outbox.ts";
+import { retryDelayMs, signatureOf, type WebhookPayload } from "../../src/webhooks/events.ts";
+import { type Delivery, listDeliveries, readAnnounced } from "../../src/webhooks/outbox.ts";
 import { eventually } from "../support/eventually.ts";
 import {
   ALICE,
@@ -270,7 +270,11 @@ describe("webhook deliveries", () => {
     // A new instance of the object (the old one and its open attempt are gone).
     const second = receiver();
     await runInDurableObject(sessionObject(session.id), (object: SessionObject) => {
-      (object as unknown as { inFlight: Map<string, unknown> }).inFlight.clear();
+      // The attempts running now live in the object's webhooks (src/webhooks/session-webhooks.ts).
+      const { core } = object as unknown as {
+        core: { webhooks: { inFlight: Map<string, unknown> } };
+      };
+      core.webhooks.inFlight.clear();
     });
     await connect(session.id, second.send, clock);
     await deliver(session.id);

@@ -5,8 +5,8 @@ import { TOOL_NAMES } from "../../src/protocol/index.ts";
 import { newReviewKey, newSessionId } from "../../src/session/ids.ts";
 import { migrate } from "../../src/session/schema.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
-import type { WebhookPayload } from "../../src/session/webhooks.ts";
-import { listDeliveries, readAnnounced } from "../../src/session/webhooks-outbox.ts";
+import type { WebhookPayload } from "../../src/webhooks/events.ts";
+import { listDeliveries, readAnnounced } from "../../src/webhooks/outbox.ts";
 import { ALICE, api, ORIGIN, PLAN_CALL, sessionObject } from "../support/worker/sessions.ts";
 
 /**

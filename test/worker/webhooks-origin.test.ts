@@ -3,11 +3,11 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app.ts";
 import { knownOwners, ownerIdOf } from "../../src/api/auth.ts";
+import { createSession } from "../../src/owner/sessions.ts";
 import type { Session } from "../../src/protocol/index.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
-import { createSession } from "../../src/session/sessions.ts";
-import type { WebhookPayload } from "../../src/session/webhooks.ts";
-import { readAnnounced } from "../../src/session/webhooks-outbox.ts";
+import type { WebhookPayload } from "../../src/webhooks/events.ts";
+import { readAnnounced } from "../../src/webhooks/outbox.ts";
 import { ApiClient } from "../support/api-client.ts";
 import {
   ALICE,

@@ -18,8 +18,8 @@ import {
   WEBHOOK_RETRY_BUDGET_MS,
   webhookBody,
   webhookId,
-} from "../../src/session/webhooks.ts";
-import { sendWebhook } from "../../src/session/webhooks-send.ts";
+} from "../../src/webhooks/events.ts";
+import { sendWebhook } from "../../src/webhooks/send.ts";
 import { ApiClient } from "../support/api-client.ts";
 import { ALICE, errorCode } from "../support/worker/sessions.ts";
 

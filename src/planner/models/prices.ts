@@ -1,4 +1,4 @@
-import type { ModelPrice } from "../../config.ts";
+import type { ModelPrice } from "../../config/prices.ts";
 import type { Usage } from "../../protocol/index.ts";
 
 /**

@@ -1,7 +1,6 @@
 import { showDirectionControls } from "../../protocol/text-direction.ts";
 import { ApiError, callApi } from "./api.ts";
 import { announce, showError } from "./feedback.ts";
-import { refreshPage } from "./live.ts";
 import { type PlanComment, state, storageKey } from "./page-state.ts";
 import { setVisibleText } from "./visible-text.ts";
 
@@ -62,7 +61,12 @@ export function renderComments(): void {
   if (count) count.textContent = String(state.comments.length);
 }
 
-export function addComment(form: HTMLFormElement): void {
+/**
+ * Keeps the comment the form holds, or on the share page sends it as a suggestion and then
+ * redraws the page with `refresh` (live.ts `refreshPage`, passed in so this module stays below
+ * the live updates that redraw it).
+ */
+export function addComment(form: HTMLFormElement, refresh: () => Promise<void>): void {
   const errorEl = form.querySelector<HTMLElement>("[data-form-error]");
   const quoteEl = document.getElementById("comment-quote") as HTMLTextAreaElement;
   const noteEl = document.getElementById("comment-text") as HTMLTextAreaElement;
@@ -90,7 +94,7 @@ export function addComment(form: HTMLFormElement): void {
   }
   if (errorEl) errorEl.textContent = "";
   if (form.hasAttribute("data-suggest")) {
-    void sendSuggestion(form, errorEl, { quote, text }, quoteEl, noteEl);
+    void sendSuggestion(form, errorEl, { quote, text }, quoteEl, noteEl, refresh);
     return;
   }
   state.comments.push({ quote, text });
@@ -113,6 +117,7 @@ async function sendSuggestion(
   comment: PlanComment,
   quoteEl: HTMLTextAreaElement,
   noteEl: HTMLTextAreaElement,
+  refresh: () => Promise<void>,
 ): Promise<void> {
   const button = form.querySelector<HTMLButtonElement>("button[type=submit]");
   if (button) button.disabled = true;
@@ -123,7 +128,7 @@ async function sendSuggestion(
     state.lastSelection = "";
     updateSelectionControls();
     announce("Suggestion sent. The person deciding sees it beside the plan.");
-    await refreshPage().catch(() => {
+    await refresh().catch(() => {
       state.needsRefresh = true;
     });
   } catch (err) {

@@ -11,7 +11,7 @@ import {
 import { renderDiagrams } from "./diagrams.ts";
 import { loadDiffs } from "./diff.ts";
 import { addAnnouncer, announce } from "./feedback.ts";
-import { enableControls, pollNow, scrollTranscriptToEnd, tick } from "./live.ts";
+import { enableControls, pollNow, refreshPage, scrollTranscriptToEnd, tick } from "./live.ts";
 import { body, state } from "./page-state.ts";
 
 /**
@@ -78,7 +78,7 @@ document.addEventListener("submit", (event) => {
   event.preventDefault();
   if (!(form instanceof HTMLFormElement)) return;
   if (form.id === "question-form") void submitAnswers(form);
-  else if (form.id === "comment-form") addComment(form);
+  else if (form.id === "comment-form") addComment(form, refreshPage);
   else if (form.id === "message-form") void submitMessage(form);
 });
 

@@ -1,7 +1,10 @@
-import { type Api, createApi } from "../../../local-client/api.ts";
-import { buildSnapshot } from "../../../local-client/snapshot.ts";
-import { collectRepository, uploadRepository } from "../../../local-client/snapshot-upload.ts";
-import { startWorkerProcess, type WorkerProcess } from "../../../local-client/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../../local-client/embedded/worker-process.ts";
+import { type Api, createApi } from "../../../local-client/http/api.ts";
+import { buildSnapshot } from "../../../local-client/snapshot/build.ts";
+import { collectRepository, uploadRepository } from "../../../local-client/snapshot/upload.ts";
 import { filesNamedByPlan } from "../planner/plan-files.ts";
 import { planOnce } from "../planner/plan-session.ts";
 import { cpuMs, workerdProcesses } from "../worker-probe.ts";

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { PACKAGE_ROOT } from "../../../local-client/worker-process.ts";
+import { PACKAGE_ROOT } from "../../../local-client/embedded/worker-process.ts";
 import { git, hasCommit, requireMirror } from "./mirrors.ts";
 import { LEFT_OUT_BY_HAND, REPOSITORIES, type RepositoryChoice } from "./repositories.ts";
 import {

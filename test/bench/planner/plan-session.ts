@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import type { Api } from "../../../local-client/api.ts";
+import type { Api } from "../../../local-client/http/api.ts";
 import type { Session } from "../../../src/protocol/index.ts";
 
 /**

@@ -4,12 +4,12 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { type Api, createApi } from "../../../local-client/api.ts";
 import {
   PACKAGE_ROOT,
   startWorkerProcess,
   type WorkerProcess,
-} from "../../../local-client/worker-process.ts";
+} from "../../../local-client/embedded/worker-process.ts";
+import { type Api, createApi } from "../../../local-client/http/api.ts";
 import { rankBm25, TOP_FILES } from "./bm25.ts";
 import { type BenchTask, TASKS_FILE, type TaskFile } from "./build-tasks.ts";
 import {

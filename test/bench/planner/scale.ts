@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { Api } from "../../../local-client/api.ts";
-import { buildSnapshot } from "../../../local-client/snapshot.ts";
+import type { Api } from "../../../local-client/http/api.ts";
+import { buildSnapshot } from "../../../local-client/snapshot/build.ts";
 import { generatedRepository } from "../../worker/planner/generated-repo.ts";
 import { planOnce } from "./plan-session.ts";
 import type { ScaleResult } from "./report.ts";

@@ -1,10 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { ownerIdOf } from "../../../src/api/auth.ts";
+import type { OwnerIndex } from "../../../src/owner/owner-index.ts";
+import { createSession } from "../../../src/owner/sessions.ts";
 import type { SessionPort, StepResult } from "../../../src/planner/port.ts";
 import type { CreateSession, NewEvent, Session } from "../../../src/protocol/index.ts";
 import type { SessionObject } from "../../../src/session/session-object.ts";
-import { createSession } from "../../../src/session/sessions.ts";
 import { ApiClient } from "../api-client.ts";
 
 /**
@@ -32,9 +33,20 @@ export const PLAN_CALL = "toolu_plan_1";
 /** The id of the AskUserQuestion call {@link openQuestion} opens unless told otherwise. */
 export const QUESTION_CALL = "toolu_question_1";
 
-/** The session's Durable Object stub (for `runInDurableObject` and `runDurableObjectAlarm`). */
+/**
+ * The session's Durable Object stub (for `runInDurableObject` and `runDurableObjectAlarm`),
+ * typed by the class: the worker's `Env` types it by its RPC surface (src/session/rpc.ts), which
+ * has none of the seams tests reach into.
+ */
 export function sessionObject(id: string): DurableObjectStub<SessionObject> {
-  return env.SESSIONS.get(env.SESSIONS.idFromName(id));
+  return env.SESSIONS.get(
+    env.SESSIONS.idFromName(id),
+  ) as unknown as DurableObjectStub<SessionObject>;
+}
+
+/** An owner's index stub, typed by the class (see {@link sessionObject}). */
+export function ownerObject(owner: string): DurableObjectStub<OwnerIndex> {
+  return env.OWNERS.get(env.OWNERS.idFromName(owner)) as unknown as DurableObjectStub<OwnerIndex>;
 }
 
 /** Loop steps the {@link parkedStep} double has taken, per session id. */

@@ -2,6 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { ownerIdOf } from "../../../src/api/auth.ts";
+import { createSession } from "../../../src/owner/sessions.ts";
 import { step } from "../../../src/planner/loop.ts";
 import { createPlanner } from "../../../src/planner/models/index.ts";
 import type { ModelRequest, Planner } from "../../../src/planner/models/types.ts";
@@ -16,7 +17,6 @@ import type {
 } from "../../../src/protocol/index.ts";
 import { requestStep } from "../../../src/session/lifecycle.ts";
 import type { SessionObject } from "../../../src/session/session-object.ts";
-import { createSession } from "../../../src/session/sessions.ts";
 import { eventually } from "../../support/eventually.ts";
 import { tarGz } from "../../support/tarballs.ts";
 import { ALICE, api, ORIGIN, sessionObject } from "../../support/worker/sessions.ts";

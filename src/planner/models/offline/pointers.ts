@@ -1,5 +1,6 @@
 import { nameMatch } from "./definitions.ts";
-import type { PathEvidence, TaskEvidence } from "./evidence.ts";
+import type { TaskEvidence } from "./evidence.ts";
+import type { PathEvidence } from "./frames.ts";
 import type { Knowledge } from "./knowledge.ts";
 import { dirOf, isModuleFile, moduleName, pathKind } from "./paths.ts";
 import type { Pointer } from "./ranking.ts";

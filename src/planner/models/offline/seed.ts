@@ -1,4 +1,4 @@
-import { resolveMention } from "./steering.ts";
+import { resolveMention } from "./mentions.ts";
 import { pathMentions } from "./terms.ts";
 
 /**

@@ -1,9 +1,9 @@
-import type { Listing } from "./draft.ts";
 import type { Existing } from "./existing.ts";
 import { type FileNote, REUSE, symbolList, type TaskKind, words } from "./file-notes.ts";
 import type { TaskIntent } from "./intent.ts";
 import type { Knowledge } from "./knowledge.ts";
 import { enclosing, formatLines, formatSpan, symbolSpans } from "./line-refs.ts";
+import type { Listing } from "./listing.ts";
 import { dirOf, extensionOf, fileStem, pathKind } from "./paths.ts";
 import {
   closestCase,

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { PACKAGE_ROOT } from "../../../../local-client/worker-process.ts";
+import { PACKAGE_ROOT } from "../../../../local-client/embedded/worker-process.ts";
 import {
   SNAPSHOT_MAX_FILE_BYTES,
   SNAPSHOT_MAX_FILES,

@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import {
+  onlyStyling,
+  renderPlan,
+  renderWidth,
+  wrapToWidth,
+} from "../../../local-client/review/render.ts";
+import { TROJAN_PLAN, TROJAN_PLAN_CONTROLS } from "../../worker/review-fixtures.ts";
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC is what it looks for.
+const ANY_ESCAPE_BUT_SGR = /\x1b(?!\[[0-9;]*m)/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the controls are what it looks for.
+const CONTROLS_BUT_NEWLINE_AND_ESC = /[\u0000-\u0009\u000b-\u001a\u001c-\u001f\u007f-\u009f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: SGR is what it removes.
+const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");
+
+describe("renderPlan", () => {
+  const plan = [
+    "# Add OAuth login",
+    "",
+    "Some **bold** text and a [link](https://example.com/docs).",
+    "",
+    "## Steps",
+    "",
+    "1. Add the route",
+    "2. Test it",
+    "   - nested item",
+    "",
+    "```ts",
+    "const answer = 42;",
+    "```",
+  ].join("\n");
+
+  it("renders headings, lists, code blocks and links for the terminal", () => {
+    const out = plain(renderPlan(plan, 80));
+    expect(out).toMatch(/^# Add OAuth login$/m);
+    expect(out).toMatch(/^## Steps$/m);
+    expect(out).toMatch(/^\s+1\. Add the route$/m);
+    expect(out).toMatch(/^\s+\* nested item$/m);
+    expect(out).toMatch(/^\s+const answer = 42;$/m);
+    expect(out).toContain("link (https://example.com/docs)");
+    expect(out).not.toContain("**");
+    expect(out).not.toContain("```");
+  });
+
+  it("reflows paragraphs to the width", () => {
+    const long = `# T\n\n${"word ".repeat(100)}`;
+    for (const width of [40, 60, 100]) {
+      const lines = plain(renderPlan(long, width)).split("\n");
+      expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(width);
+      expect(lines.length).toBeGreaterThan(3);
+    }
+  });
+
+  it("carries no escape sequence or control character of the plan's", () => {
+    const hostile = [
+      "# Title\x1b]0;pwned\x07",
+      "",
+      "text \x1b[2J\x1b[H cleared \x9b31m c1 \x1b]8;;http://evil\x1b\\hidden\x1b]8;;\x1b\\ \u202eRTL",
+      "",
+      "- item \x1bP payload \x1b\\",
+      "",
+      "`code \x07 bell`",
+      "",
+      "```",
+      "block \x1b[31m red \x08 back",
+      "```",
+      "",
+      "[shown](http://x.test/\x1b]0;t\x07)",
+      "",
+      "<b>\x1b[5mhtml</b>",
+    ].join("\n");
+    const out = renderPlan(hostile, 80);
+    expect(out).not.toMatch(ANY_ESCAPE_BUT_SGR);
+    expect(out).not.toMatch(CONTROLS_BUT_NEWLINE_AND_ESC);
+    expect(out).not.toContain("\u202e");
+    expect(out).not.toContain("pwned");
+    expect(out).not.toContain("]8;;");
+    expect(plain(out)).toContain("cleared");
+  });
+
+  it("shows every hidden text-direction character as its mark, entity-encoded ones included, under a warning that counts them", () => {
+    // marked decodes `&#x202E;` and `&#8238;` after the plan's own control characters were
+    // handled: in text, table cells, link text and headings alike. The terminal prints a link's
+    // text and target, not its title, so one control of the plan is not shown (nor counted).
+    const out = plain(renderPlan(TROJAN_PLAN, 80));
+    expect(out).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+    expect(out.startsWith("warning: ")).toBe(true);
+    // Lines are wrapped at 80 columns: read the text with its white space collapsed.
+    const flat = out.replace(/\s+/g, " ");
+    expect(flat).toContain(
+      `warning: This plan contains ${TROJAN_PLAN_CONTROLS - 1} hidden text-direction characters, shown as ⟨U+202E⟩ (right-to-left override), ⟨U+2066⟩ (left-to-right isolate) and ⟨U+2069⟩ (pop directional isolate).`,
+    );
+    expect(flat).toContain("Clean up ⟨U+202E⟩gol.* files");
+    expect(flat).toContain("St⟨U+2066⟩ep one");
+    expect(flat).toContain(
+      "rm -rf build/⟨U+202E⟩gol.*, that is rm -rf build/⟨U+202E⟩gol.* and ⟨U+202E⟩x.",
+    );
+    expect(flat).toContain("a⟨U+202E⟩b");
+    expect(flat).toContain("li⟨U+202E⟩nk (https://x.test/docs)");
+    expect(flat).toContain("echo ⟨U+2069⟩ done");
+    expect(flat).toContain("A literal &#x202e; in code stays text.");
+    // A plan without any has no warning.
+    expect(plain(renderPlan("# Plan\n\nNothing hidden.", 80))).not.toContain("warning");
+  });
+
+  it("keeps tabs as spaces", () => {
+    expect(plain(renderPlan("```\n\tindented\n```", 80))).toMatch(/ {4}indented/);
+  });
+});
+
+describe("onlyStyling", () => {
+  it("keeps SGR and newlines, drops every other control (so a hyperlink's ESC goes)", () => {
+    expect(onlyStyling("\x1b[1mbold\x1b[22m\nnext")).toBe("\x1b[1mbold\x1b[22m\nnext");
+    expect(onlyStyling("a\x1b]8;;http://x\x07b")).toBe("a]8;;http://xb");
+    expect(onlyStyling("a\x1b[2Jb\x9b1mc")).toBe("a[2Jb1mc");
+  });
+});
+
+describe("renderWidth", () => {
+  it("uses the terminal's columns within readable bounds", () => {
+    expect(renderWidth(100)).toBe(98);
+    expect(renderWidth(undefined)).toBe(80);
+    expect(renderWidth(20)).toBe(40);
+    expect(renderWidth(400)).toBe(120);
+  });
+});
+
+describe("wrapToWidth", () => {
+  it("wraps long lines at spaces under their indent and list marker", () => {
+    expect(wrapToWidth("  * one two three", 12)).toBe("  * one two\n    three");
+    expect(wrapToWidth("  12. alpha beta gamma", 14)).toBe("  12. alpha\n      beta\n      gamma");
+    expect(wrapToWidth("short\nline", 10)).toBe("short\nline");
+  });
+
+  it("does not count colours toward the width, and keeps a too-long word whole", () => {
+    expect(wrapToWidth("\x1b[1mab\x1b[22m cd ef", 5)).toBe("\x1b[1mab\x1b[22m cd\nef");
+    expect(wrapToWidth("x supercalifragilistic y", 8)).toBe("x\nsupercalifragilistic\ny");
+  });
+
+  it("rendered list items fit the width", () => {
+    const out = renderPlan(`# T\n\n- ${"word ".repeat(40)}\n- short`, 50);
+    for (const line of plain(out).split("\n")) expect(line.length).toBeLessThanOrEqual(50);
+    expect(plain(out)).toMatch(/^ {4}word/m);
+  });
+});
