@@ -1,7 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import type {
+  Browser,
+  BrowserContext,
+  BrowserContextOptions,
+  Locator,
+  Page,
+} from "playwright-core";
 import { expect } from "vitest";
 
 /**
@@ -35,15 +41,20 @@ export interface PageWatch {
 
 /**
  * Opens a new context and page that record dialogs, foreign requests, page errors and console
- * errors; `origin` is the only origin the page may talk to.
+ * errors; `origin` is the only origin the page may talk to. `options` are the context's (a
+ * desktop viewport unless given: a phone's, a time zone, a locale).
  *
  * @example
  * const w = await watchedPage(browser, server.origin);
  * await w.page.goto(reviewUrl);
  * expect(w.dialogs).toEqual([]);
  */
-export async function watchedPage(browser: Browser, origin: string): Promise<PageWatch> {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+export async function watchedPage(
+  browser: Browser,
+  origin: string,
+  options: BrowserContextOptions = {},
+): Promise<PageWatch> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, ...options });
   const page = await context.newPage();
   const watch: PageWatch = {
     page,
