@@ -1,6 +1,5 @@
 import type { PlanFile } from "../protocol/index.ts";
 import { html, type SafeHtml } from "./html.ts";
-import { timeText } from "./next-steps.ts";
 import {
   type DiffRow,
   diffRevisions,
@@ -8,6 +7,7 @@ import {
   type RevisionQuery,
   type Span,
 } from "./revisions.ts";
+import { pageTime, timeHtml } from "./times.ts";
 
 /**
  * The review page's revision history: a picker (a link per revision, a GET form to compare
@@ -50,7 +50,7 @@ export function historyRegion(input: HistoryInput): SafeHtml {
 ${e.revision === input.current ? html`<span class="chip">current</span>` : ""}
 ${e.edited_by_user ? html`<span class="chip">edited by you</span>` : ""}
 ${e.verdict ? html`<span class="chip verdict-${e.verdict}">${VERDICTS[e.verdict] ?? e.verdict}</span>` : ""}
-<span class="hint">${timeText(Date.parse(e.created_at), input.now)} · ${e.chars.toLocaleString("en-US")} characters</span>
+<span class="hint">${timeHtml(pageTime(Date.parse(e.created_at), input.now))} · ${e.chars.toLocaleString("en-US")} characters</span>
 ${e.revision > 1 ? html`<a class="revision-diff-link" href="${link(`diff=${e.revision - 1}..${e.revision}#revision-compare`)}">changes from revision ${e.revision - 1}</a>` : ""}</p>
 ${askedBlock(e, false)}
 </li>`,

@@ -1,4 +1,5 @@
 import { type Session, TERMINAL_POLL_WINDOW_MS } from "../protocol/index.ts";
+import { pageTime, type Sentence, sentence } from "./times.ts";
 import { type SessionDeadlines, terminalIsPolling } from "./view.ts";
 
 /**
@@ -12,7 +13,8 @@ import { type SessionDeadlines, terminalIsPolling } from "./view.ts";
 export interface NextStep {
   /** `soon`: the deadline is near (within {@link SOON_MS}); `info` otherwise. */
   tone: "info" | "soon";
-  text: string;
+  /** What to say; its times are shown in the reader's time zone (times.ts). */
+  sentence: Sentence;
 }
 
 /** A planner working longer than this is called long-running. */
@@ -27,7 +29,7 @@ export const PURGE_SOON_MS = 24 * 60 * 60_000;
  *
  * @example
  * nextSteps(session, { ask_timeout_s: 600, afk_due_at: "2026-05-01T14:32:00Z", purge_due_at: null }, now)
- * // [{ tone: "info", text: "If nobody answers by 14:32 UTC, the planner goes on with its best judgment." }]
+ * // [{ tone: "info", sentence: ["If nobody answers by ", {iso, text: "14:32 UTC", …}, …] }]
  */
 export function nextSteps(
   session: Session,
@@ -49,7 +51,7 @@ export function nextSteps(
           : "researching and planning";
       steps.push({
         tone: "info",
-        text: `The planner has been ${doing} for ${minutes(nowMs - started)} (since ${timeText(started, nowMs)}). It goes on by itself: you can close this page and come back, or stop the session below.`,
+        sentence: sentence`The planner has been ${doing} for ${minutes(nowMs - started)} (since ${pageTime(started, nowMs)}). It goes on by itself: you can close this page and come back, or stop the session below.`,
       });
     }
   }
@@ -58,7 +60,7 @@ export function nextSteps(
     if (Number.isFinite(purge)) {
       steps.push({
         tone: purge - nowMs <= PURGE_SOON_MS ? "soon" : "info",
-        text: `This session is kept until ${timeText(purge, nowMs)}; then its plan, transcript and changes are deleted for good. Pull or copy what you need before then.`,
+        sentence: sentence`This session is kept until ${pageTime(purge, nowMs)}; then its plan, transcript and changes are deleted for good. Pull or copy what you need before then.`,
       });
     }
   }
@@ -70,48 +72,46 @@ function questionStep(deadlines: SessionDeadlines | undefined, nowMs: number): N
   if (Number.isFinite(due)) {
     return {
       tone: due - nowMs <= SOON_MS ? "soon" : "info",
-      text:
+      sentence:
         due <= nowMs
-          ? "The time to answer is up: the planner goes on with its best judgment at its next step."
-          : `If nobody answers by ${timeText(due, nowMs)} (in ${minutes(due - nowMs)}), the planner goes on with its best judgment.`,
+          ? [
+              "The time to answer is up: the planner goes on with its best judgment at its next step.",
+            ]
+          : sentence`If nobody answers by ${pageTime(due, nowMs)} (in ${minutes(due - nowMs)}), the planner goes on with its best judgment.`,
     };
   }
   return {
     tone: "info",
-    text: "The planner waits for your answer, with no time limit: nothing happens until you answer or stop the session.",
+    sentence: [
+      "The planner waits for your answer, with no time limit: nothing happens until you answer or stop the session.",
+    ],
   };
 }
 
 function planSteps(session: Session, openedAt: string, nowMs: number): NextStep[] {
-  const steps: NextStep[] = [{ tone: "info", text: waitingText(session) }];
+  const steps: NextStep[] = [{ tone: "info", sentence: [waitingText(session)] }];
   const polled = session.terminal_polled_at ? Date.parse(session.terminal_polled_at) : Number.NaN;
   if (terminalIsPolling(session, nowMs) && Number.isFinite(polled)) {
     steps.push({
       tone: "info",
-      text: `A terminal is polling this session: send to terminal is offered while it keeps polling (at the latest by ${secondsText(polled + TERMINAL_POLL_WINDOW_MS)} unless it polls again).`,
+      sentence: sentence`A terminal is polling this session: send to terminal is offered while it keeps polling (at the latest by ${pageTime(polled + TERMINAL_POLL_WINDOW_MS, nowMs, "second")} unless it polls again).`,
     });
   } else {
     steps.push({
       tone: "info",
-      text: `No terminal is polling: start planport attach ${session.id} to enable send-to-terminal.`,
+      sentence: sentence`No terminal is polling: start planport attach ${session.id} to enable send-to-terminal.`,
     });
   }
   const opened = Date.parse(openedAt);
   if (Number.isFinite(opened) && nowMs - opened >= LONG_RUNNING_MS) {
     steps.push({
       tone: "info",
-      text: `The plan has been ready for ${minutes(nowMs - opened)} (since ${timeText(opened, nowMs)}).`,
+      sentence: sentence`The plan has been ready for ${minutes(nowMs - opened)} (since ${pageTime(opened, nowMs)}).`,
     });
   }
   return steps;
 }
 
-/**
- * A time as the page says it: `14:32 UTC` on the same UTC day as `nowMs`, else with the date.
- *
- * @example
- * timeText(Date.parse("2026-05-01T14:32:10Z"), Date.parse("2026-05-01T14:00:00Z")) // "14:32 UTC"
- */
 /**
  * Who the plan waits for, as the reader of the page sees it: their own decision, an approver's
  * (team review: the session names approvers), or — on a share link — the people deciding.
@@ -130,16 +130,6 @@ function waitingText(session: Session): string {
   }
   const who = approvers.length === 1 ? names : `one of ${names}`;
   return `The plan waits for the approval of ${who}, with no time limit: nothing is carried out until ${approvers.length === 1 ? "they approve" : "one of them approves"} it. You can still keep planning with your feedback.`;
-}
-
-export function timeText(ms: number, nowMs: number): string {
-  const iso = new Date(ms).toISOString();
-  const sameDay = iso.slice(0, 10) === new Date(nowMs).toISOString().slice(0, 10);
-  return `${sameDay ? "" : `${iso.slice(0, 10)} `}${iso.slice(11, 16)} UTC`;
-}
-
-function secondsText(ms: number): string {
-  return `${new Date(ms).toISOString().slice(11, 19)} UTC`;
 }
 
 /**

@@ -25,6 +25,7 @@ import {
 import { type RevisionQuery, revisionEntries } from "./revisions.ts";
 import { REVIEW_SCRIPT } from "./script/index.ts";
 import { REVIEW_STYLES } from "./styles.ts";
+import { sentenceHtml } from "./times.ts";
 import { transcriptEntries } from "./transcript.ts";
 import { costText, plannerLabel, type ReviewData, type ReviewView, reviewView } from "./view.ts";
 
@@ -206,7 +207,7 @@ ${cost ? html`<span class="cost" title="model cost of this session so far">${cos
 ${session.reject_count > 0 ? html`<span class="revisions">${session.reject_count} ${session.reject_count === 1 ? "round" : "rounds"} of feedback</span>` : ""}</p>
 <p class="phase-hint">${view.phaseHint}</p>
 ${teamLine(session)}
-${steps.length > 0 ? html`<ul class="next-steps" aria-label="What happens next">${steps.map((st) => html`<li class="next-step next-${st.tone}">${st.text}</li>`)}</ul>` : ""}
+${steps.length > 0 ? html`<ul class="next-steps" aria-label="What happens next">${steps.map((st) => html`<li class="next-step next-${st.tone}">${sentenceHtml(st.sentence)}</li>`)}</ul>` : ""}
 </div>`;
 }
 

@@ -97,6 +97,8 @@ export function decisionPanel(view: DecisionView | null, plan: PlanFile | null):
   // button and its explanation are both rendered: the script shows one of them as terminals
   // start and stop polling while the page is open.
   // A plan that needs someone else's approval offers this reader neither, and says why once.
+  // On a phone `.actions` is a bar fixed to the bottom of the screen (styles.ts): the same
+  // buttons of this one form, so nothing can be sent twice, with a link to the rest of it.
   const needsApproval = view.approvalNeeded;
   const approveButton =
     view.approve.offered && !view.tooLarge
@@ -136,6 +138,7 @@ ${editor}
 <div class="actions">
 ${approveButton}
 ${teleportButton}
+<a class="decision-jump" href="#decision-heading">${editor === "" ? "Keep planning" : "Edit or keep planning"}</a>
 </div>
 ${approveReason}
 ${teleportReason}

@@ -33,8 +33,9 @@ h3 { font-size: 1rem; margin: 1rem 0 .4rem; }
 .phase-hint { margin: .3rem 0 0; }
 .connection { margin: .3rem 0 0; color: var(--danger); }
 .layout { display: grid; grid-template-columns: 15rem minmax(0, 1fr) 25rem; gap: 1.25rem; padding: 1.25rem 1.5rem; align-items: start; }
-@media (max-width: 1100px) { .layout { grid-template-columns: minmax(0, 1fr); } .outline { position: static; max-height: none; } }
 .outline { position: sticky; top: 1rem; max-height: calc(100vh - 2rem); overflow: auto; background: var(--paper); border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; }
+/* After the .outline rule, so it wins: in one column a sticky outline would cover the plan. */
+@media (max-width: 1100px) { .layout { grid-template-columns: minmax(0, 1fr); } .outline { position: static; max-height: none; } }
 .outline ol { list-style: none; margin: 0; padding: 0; }
 .outline li { margin: .15rem 0; overflow-wrap: anywhere; }
 .outline-level-2 { padding-left: .9rem; } .outline-level-3 { padding-left: 1.8rem; font-size: .92rem; } .outline-level-4 { padding-left: 2.7rem; font-size: .9rem; }
@@ -80,6 +81,14 @@ button:disabled, fieldset:disabled button { opacity: .55; cursor: not-allowed; }
 button[aria-busy="true"] { opacity: .7; cursor: progress; }
 .actions { display: flex; flex-direction: column; align-items: flex-start; gap: .25rem; }
 .actions button { margin: .25rem 0; }
+.decision-jump { display: none; }
+@media (max-width: 600px) {
+  #decision-form .actions { position: fixed; left: 0; right: 0; bottom: 0; z-index: 15; flex-flow: row wrap; align-items: stretch; gap: .4rem .5rem; padding: .5rem .75rem calc(.5rem + env(safe-area-inset-bottom, 0px)); background: var(--paper); border-top: 2px solid var(--attention); box-shadow: 0 -2px 10px rgba(0,0,0,.15); }
+  #decision-form .actions button { flex: 1 1 9rem; margin: 0; line-height: 1.25; }
+  .decision-jump { display: block; flex: 1 0 100%; text-align: center; font-size: .92rem; }
+  body:has(#decision-form .actions) { padding-bottom: 9rem; }
+  #decision-form .form-error { scroll-margin: 1rem 0 10rem; }
+}
 .unavailable { color: var(--muted); font-size: .92rem; margin: .4rem 0; }
 .warning { background: var(--attention-wash); border-left: 4px solid var(--attention); padding: .5rem .75rem; margin: 0 0 1rem; }
 .direction-mark { display: inline-block; font: 600 .8em/1.3 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; color: var(--danger); background: #fdecea; border: 1px solid var(--danger); border-radius: 3px; padding: 0 .15em; margin: 0 .05em; unicode-bidi: isolate; direction: ltr; }

@@ -1,7 +1,6 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -11,51 +10,34 @@ import {
 import type { ScriptedTurn, Session } from "../../src/protocol/index.ts";
 import { isolatedHome, startCli } from "../client/run-cli.ts";
 import { XSS_PAYLOADS } from "../worker/review-fixtures.ts";
-import { expectNothingRan, launchChromium, waitForReviewScript, watchedPage } from "./support.ts";
+import {
+  exitPlanMode,
+  FEEDBACK,
+  GREETING_PROMPT,
+  GREETING_TITLE,
+  greetingScript,
+  PLAN_1,
+  write,
+} from "./revision-scenario.ts";
+import {
+  expectNothingRan,
+  launchChromium,
+  screenshot,
+  waitForReviewScript,
+  watchedPage,
+} from "./support.ts";
 
 /**
  * Revision history and plan adherence on the review page, in Chromium against the real worker
  * under `wrangler dev` with the scripted planner: plan → keep planning with feedback →
  * revision 2 → compare 1..2 (with and without JavaScript) → approve → remote execution that
- * changes one file the plan did not name → the adherence line links into the diff. Takes the
- * README's screenshots into docs/screenshots/ (overwritten on every run).
+ * changes one file the plan did not name → the adherence line links into the diff. Its
+ * screenshots go to the tests' temporary folder; the README's come from `npm run screenshots`.
  */
 
 const TOKEN = "review-revisions-token";
 const TEST_TIMEOUT_MS = 180_000;
 const UI_TIMEOUT_MS = 30_000;
-const SCREENSHOTS = resolve(
-  dirname(fileURLToPath(import.meta.url)),
-  "..",
-  "..",
-  "docs",
-  "screenshots",
-);
-
-const PLAN_1 = `# Greeting module
-
-## Files
-- \`src/greeting.ts\` — export the greeting
-
-## Steps
-1. Add \`src/greeting.ts\` exporting "hello".
-2. Run the tests.
-`;
-
-const PLAN_2 = `# Greeting module
-
-## Files
-- \`src/greeting.ts\` — export the greeting
-- \`src/farewell.ts\` — export the farewell
-
-## Steps
-1. Add \`src/greeting.ts\` exporting "hello there".
-2. Add \`src/farewell.ts\` exporting "goodbye".
-3. Run the tests.
-`;
-
-const FEEDBACK = "Also export a farewell, from its own module.";
-
 let worker: WorkerProcess;
 let browser: Browser;
 const persist = mkdtempSync(join(tmpdir(), "planport-review-revisions-"));
@@ -66,7 +48,6 @@ beforeAll(async () => {
     vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline", PLANPORT_ALLOW_SCRIPTED: "true" },
   });
   browser = await launchChromium();
-  mkdirSync(SCREENSHOTS, { recursive: true });
 }, 120_000);
 
 afterAll(async () => {
@@ -107,32 +88,12 @@ async function planReady(script: ScriptedTurn[], prompt: string, title: string) 
   return { session, w, page };
 }
 
-const write = (id: string, file_path: string, content: string): ScriptedTurn => ({
-  content: [{ type: "tool_use", id, name: "Write", input: { file_path, content } }],
-});
-const exitPlanMode = (id: string): ScriptedTurn => ({
-  content: [{ type: "tool_use", id, name: "ExitPlanMode", input: {} }],
-});
-
 describe("revision history and plan adherence (wrangler dev, Chromium)", () => {
   it(
     "keep planning with feedback → revision 2 → diff 1..2 with the feedback beside it → approve → adherence",
     async () => {
-      const script: ScriptedTurn[] = [
-        write("toolu_plan_1", "$PLAN_PATH", PLAN_1),
-        exitPlanMode("toolu_exit_1"),
-        write("toolu_plan_2", "$PLAN_PATH", PLAN_2),
-        exitPlanMode("toolu_exit_2"),
-        write("toolu_greeting", "src/greeting.ts", 'export const greeting = "hello there";\n'),
-        write("toolu_farewell", "src/farewell.ts", 'export const farewell = "goodbye";\n'),
-        write("toolu_extra", "src/extra.ts", "export const unplanned = true;\n"),
-        { content: [{ type: "text", text: "Done: greeting, farewell, and one extra file." }] },
-      ];
-      const { session, w, page } = await planReady(
-        script,
-        "Add a greeting module",
-        "Greeting module",
-      );
+      const script = greetingScript();
+      const { session, w, page } = await planReady(script, GREETING_PROMPT, GREETING_TITLE);
       // One revision: no history yet; the next steps say the plan waits and no terminal polls.
       expect(await page.locator("[data-region=history]").isHidden()).toBe(true);
       expect(await page.locator(".next-steps").textContent()).toContain(
@@ -181,10 +142,7 @@ describe("revision history and plan adherence (wrangler dev, Chromium)", () => {
       );
       expect(await compare.locator(".revision-asked .asked-feedback").textContent()).toBe(FEEDBACK);
       await compare.scrollIntoViewIfNeeded();
-      await page.screenshot({
-        path: join(SCREENSHOTS, "review-revision-diff.png"),
-        fullPage: true,
-      });
+      await screenshot(page, "review-revision-diff");
       expectNothingRan(w, { consoleErrors: false });
 
       // Without JavaScript: the picker's GET form compares, and the links work.
@@ -236,7 +194,7 @@ describe("revision history and plan adherence (wrangler dev, Chromium)", () => {
         '+export const farewell = "goodbye";',
       );
       await page.locator(".panel-outcome").scrollIntoViewIfNeeded();
-      await page.screenshot({ path: join(SCREENSHOTS, "review-adherence.png"), fullPage: true });
+      await screenshot(page, "review-adherence");
       expectNothingRan(w, { consoleErrors: false });
       await w.context.close();
 

@@ -1,53 +1,29 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Locator,
-  type Page,
+import { mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type {
+  Browser,
+  BrowserContext,
+  BrowserContextOptions,
+  Locator,
+  Page,
 } from "playwright-core";
 import { expect } from "vitest";
 
 /**
- * Launches Debian's Chromium for the review page tests (never a downloaded browser: this
- * machine and CI reach no browser CDN) and watches a page for what an attack would do: open a
- * dialog, throw, or talk to another origin.
+ * Watches a review page in Chromium (chromium.ts launches it) for what an attack would do:
+ * open a dialog, throw, or talk to another origin.
  */
 
-/** Debian's Chromium (`apt-get install -y chromium`); PLANPORT_CHROMIUM overrides it. */
-export const CHROMIUM_PATH = process.env.PLANPORT_CHROMIUM ?? "/usr/bin/chromium";
-
-/** Where screenshots go (git-ignored). */
-export const ARTIFACTS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..", "artifacts");
-
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+export { CHROMIUM_PATH, launchChromium } from "./chromium.ts";
 
 /**
- * Starts a headless Chromium. Playwright gives every launch a fresh temporary profile (its own
- * `--user-data-dir`), removed on close, so no state leaks between runs.
- *
- * @example
- * const browser = await launchChromium();
- * try { … } finally { await browser.close(); }
+ * Where the tests' screenshots go: a temporary folder, never the repository (a test run leaves
+ * the clone as it found it; the README's screenshots come from `npm run screenshots`).
+ * PLANPORT_TEST_ARTIFACTS overrides it.
  */
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `Chromium is not installed at ${CHROMIUM_PATH}. Install Debian's package with \`apt-get install -y chromium\` (never \`npx playwright install\`), or set PLANPORT_CHROMIUM.`,
-    );
-  }
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
-}
+export const ARTIFACTS_DIR =
+  process.env.PLANPORT_TEST_ARTIFACTS ?? join(tmpdir(), "planport-test-artifacts");
 
 /** What a watched page did that a safe page never does. */
 export interface PageWatch {
@@ -65,15 +41,20 @@ export interface PageWatch {
 
 /**
  * Opens a new context and page that record dialogs, foreign requests, page errors and console
- * errors; `origin` is the only origin the page may talk to.
+ * errors; `origin` is the only origin the page may talk to. `options` are the context's (a
+ * desktop viewport unless given: a phone's, a time zone, a locale).
  *
  * @example
  * const w = await watchedPage(browser, server.origin);
  * await w.page.goto(reviewUrl);
  * expect(w.dialogs).toEqual([]);
  */
-export async function watchedPage(browser: Browser, origin: string): Promise<PageWatch> {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+export async function watchedPage(
+  browser: Browser,
+  origin: string,
+  options: BrowserContextOptions = {},
+): Promise<PageWatch> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, ...options });
   const page = await context.newPage();
   const watch: PageWatch = {
     page,
@@ -100,7 +81,7 @@ export async function watchedPage(browser: Browser, origin: string): Promise<Pag
 }
 
 /**
- * Saves a full-page screenshot as `test/artifacts/<name>.png` and returns its path.
+ * Saves a full-page screenshot as `<ARTIFACTS_DIR>/<name>.png` and returns its path.
  *
  * @example
  * await screenshot(page, "review-plan-ready");

@@ -2,10 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   LONG_RUNNING_MS,
   minutes,
+  type NextStep,
   nextSteps,
   SOON_MS,
-  timeText,
 } from "../../src/review/next-steps.ts";
+import { pageTime, sentenceHtml, sentenceText, timeText } from "../../src/review/times.ts";
 import type { SessionDeadlines } from "../../src/review/view.ts";
 import { fixtureSession, SESSION_ID } from "./review-fixtures.ts";
 
@@ -18,7 +19,7 @@ const question = {
   input: {},
   opened_at: iso(T0),
 };
-const texts = (steps: { text: string }[]) => steps.map((s) => s.text);
+const texts = (steps: NextStep[]) => steps.map((s) => sentenceText(s.sentence));
 
 describe("nextSteps", () => {
   it("an open question with an ask timeout says when the planner goes on", () => {
@@ -28,12 +29,14 @@ describe("nextSteps", () => {
       { ...none, ask_timeout_s: 1920, afk_due_at: iso(T0 + 32 * 60_000) },
       T0,
     );
-    expect(steps).toEqual([
-      {
-        tone: "info",
-        text: "If nobody answers by 14:32 UTC (in 32 min), the planner goes on with its best judgment.",
-      },
+    expect(steps.map((s) => s.tone)).toEqual(["info"]);
+    expect(texts(steps)).toEqual([
+      "If nobody answers by 14:32 UTC (in 32 min), the planner goes on with its best judgment.",
     ]);
+    // The time is a <time> with the exact moment, for the page script to show in the reader's zone.
+    expect(sentenceHtml(steps[0]!.sentence).value).toBe(
+      'If nobody answers by <time datetime="2026-05-01T14:32:00.000Z" data-local-time="minute">14:32 UTC</time> (in 32 min), the planner goes on with its best judgment.',
+    );
   });
 
   it("the ask timeout is marked as approaching within five minutes, and as up after it", () => {
@@ -128,11 +131,9 @@ describe("nextSteps", () => {
     const done = fixtureSession({ status: "archived", phase: "done", pending: null });
     const purge = T0 + 7 * 24 * 60 * 60_000;
     const steps = nextSteps(done, { ...none, purge_due_at: iso(purge) }, T0);
-    expect(steps).toEqual([
-      {
-        tone: "info",
-        text: "This session is kept until 2026-05-08 14:00 UTC; then its plan, transcript and changes are deleted for good. Pull or copy what you need before then.",
-      },
+    expect(steps.map((s) => s.tone)).toEqual(["info"]);
+    expect(texts(steps)).toEqual([
+      "This session is kept until 2026-05-08 14:00 UTC; then its plan, transcript and changes are deleted for good. Pull or copy what you need before then.",
     ]);
     expect(nextSteps(done, { ...none, purge_due_at: iso(T0 + 60_000) }, T0)[0]!.tone).toBe("soon");
     expect(nextSteps(done, none, T0)).toEqual([]);
@@ -154,10 +155,19 @@ describe("nextSteps", () => {
   });
 });
 
-describe("timeText and minutes", () => {
+describe("timeText, pageTime and minutes", () => {
   it("says the date only when it is not today (UTC)", () => {
     expect(timeText(Date.parse("2026-05-01T14:32:10Z"), T0)).toBe("14:32 UTC");
     expect(timeText(Date.parse("2026-05-02T00:05:00Z"), T0)).toBe("2026-05-02 00:05 UTC");
+  });
+
+  it("a page time keeps the exact moment beside its UTC text, to the second when asked", () => {
+    expect(pageTime(Date.parse("2026-05-01T14:32:10.250Z"), T0, "second")).toEqual({
+      iso: "2026-05-01T14:32:10.250Z",
+      text: "14:32:10 UTC",
+      precision: "second",
+    });
+    expect(pageTime(Date.parse("2026-05-02T00:05:00Z"), T0).text).toBe("2026-05-02 00:05 UTC");
   });
 
   it("rounds to whole minutes, at least one, with hours past sixty", () => {

@@ -13,7 +13,10 @@ export function showError(
 ): void {
   // The API's sentences can quote the planner's text (a question it does not know).
   if (errorEl) setVisibleText(errorEl, message);
+  // With nothing to fix the error is all there is to see: on a phone the button that was
+  // tapped (the decision bar) can be a whole page away from its form's error slot.
   if (focusTarget) focusTarget.focus();
+  else errorEl?.scrollIntoView({ block: "nearest" });
 }
 
 export function announce(text: string): void {

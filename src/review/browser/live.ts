@@ -6,6 +6,7 @@ import { renderComments, updateSelectionControls } from "./comments.ts";
 import { renderDiagrams } from "./diagrams.ts";
 import { loadDiffs } from "./diff.ts";
 import { showConnection } from "./feedback.ts";
+import { showLocalTimes } from "./local-times.ts";
 import { body, type PolledSession, parseOwnHtml, state } from "./page-state.ts";
 
 /**
@@ -128,6 +129,8 @@ export async function refreshPage(): Promise<void> {
 }
 
 function applyPage(doc: Document): void {
+  // Before comparing: a region is unchanged when it reads the same in the reader's zone.
+  showLocalTimes(doc);
   const focused = document.activeElement;
   const focusedId = focused && focused !== body ? focused.id : "";
   let refocus = false;

@@ -12,6 +12,7 @@ import { renderDiagrams } from "./diagrams.ts";
 import { loadDiffs } from "./diff.ts";
 import { addAnnouncer, announce } from "./feedback.ts";
 import { enableControls, pollNow, refreshPage, scrollTranscriptToEnd, tick } from "./live.ts";
+import { showLocalTimes } from "./local-times.ts";
 import { body, state } from "./page-state.ts";
 
 /**
@@ -33,7 +34,8 @@ import { body, state } from "./page-state.ts";
  *   characters as marks, as the server's page does;
  * - draws ```mermaid blocks in sandboxed frames, keeping the code block until one succeeds
  *   (diagrams.ts);
- * - re-checks every poll whether a terminal is still polling (teleport offered or explained).
+ * - re-checks every poll whether a terminal is still polling (teleport offered or explained);
+ * - shows the page's times in the reader's time zone (local-times.ts).
  */
 
 document.addEventListener("click", (event) => {
@@ -97,6 +99,7 @@ document.addEventListener("visibilitychange", () => {
 });
 
 state.comments = loadComments();
+showLocalTimes(document);
 addAnnouncer(body);
 enableControls(document);
 renderComments();
