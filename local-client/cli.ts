@@ -6,7 +6,7 @@ import type { ReviewFlags } from "./cli/review-command.ts";
 import type { ServerFlags } from "./cli/session-commands.ts";
 import type { WatchFlags } from "./cli/watch-command.ts";
 import { UsageError } from "./errors.ts";
-import { terminalText } from "./terminal/text.ts";
+import { terminalJson, terminalText } from "./terminal/text.ts";
 
 /**
  * The `planport` command line (docs/PROTOCOL.md "CLI"). Each command is a thin shell over one function
@@ -121,6 +121,7 @@ export function buildProgram(done: (code: number) => void): Command {
     )
     .option("--repo <dir>", "the repository the plan is for (default: the current directory)")
     .option("--interval <duration>", "time between polls (ms, s, m)", "3s")
+    .option("--json", "refused: the review is interactive (read the session with status --json)")
     .action(async (id: string, opts: ReviewFlags) => {
       const { runReview } = await import("./cli/review-command.ts");
       done(await runReview(id, opts));
@@ -147,7 +148,10 @@ export function buildProgram(done: (code: number) => void): Command {
       .command("watch")
       .description("a live table of your sessions, printing each phase change (Ctrl-C to stop)"),
   )
-    .option("--json", 'print one {"event":"phase","id","phase"} line per change, nothing else')
+    .option(
+      "--json",
+      'print one {"event":"phase","id","phase","outcome"} line per change, nothing else',
+    )
     .option("--interval <duration>", "time between refreshes (ms, s, m)", "3s")
     .action(async (opts: WatchFlags) => {
       const { runWatch } = await import("./cli/watch-command.ts");
@@ -157,7 +161,7 @@ export function buildProgram(done: (code: number) => void): Command {
   serverOptions(
     program.command("stop").description("stop (archive) a session").argument("<session-id>"),
   )
-    .option("--json", "print the archived session as JSON")
+    .option("--json", 'print {"event":"stopped",…the session} or an error line as JSON')
     .action(async (id: string, opts: ServerFlags) => {
       const { runStop } = await import("./cli/session-commands.ts");
       done(await runStop(id, opts));
@@ -179,6 +183,7 @@ export function buildProgram(done: (code: number) => void): Command {
     )
     .option("--branch <name>", "with --apply: apply on a new branch of this name")
     .option("--repo <dir>", "where to apply (default: the current directory)")
+    .option("--json", "one JSON line: the changes, the check, what was applied, or the error")
     .action(async (id: string, opts: ServerFlags & PullFlags) => {
       const { runPull } = await import("./cli/session-commands.ts");
       done(await runPull(id, opts));
@@ -191,7 +196,8 @@ export function buildProgram(done: (code: number) => void): Command {
     )
     .option("--port <port>", "TCP port on 127.0.0.1", "8787")
     .option("--persist <dir>", "state directory (default: the embedded worker's)")
-    .action(async (opts: { port?: string; persist?: string }) => {
+    .option("--json", "print the worker's url and token as one JSON line")
+    .action(async (opts: { port?: string; persist?: string; json?: boolean }) => {
       const { runServe } = await import("./cli/serve.ts");
       done(await runServe(opts));
     });
@@ -200,7 +206,8 @@ export function buildProgram(done: (code: number) => void): Command {
     .command("embedded")
     .description("show the embedded local worker started on demand, or stop it")
     .option("--stop", "stop it")
-    .action(async (opts: { stop?: boolean }) => {
+    .option("--json", "print one JSON line: whether it runs (or ran, with --stop)")
+    .action(async (opts: { stop?: boolean; json?: boolean }) => {
       const { runEmbedded } = await import("./cli/serve.ts");
       done(await runEmbedded(opts));
     });
@@ -219,6 +226,11 @@ export function buildProgram(done: (code: number) => void): Command {
   return program;
 }
 
+/** The error line of docs/PROTOCOL.md "CLI" for a failure before any command ran. */
+function jsonErrorLine(reason: "usage" | "network_or_unknown", message: string): void {
+  process.stdout.write(`${terminalJson({ event: "error", reason, message })}\n`);
+}
+
 /** Runs the CLI and resolves with the exit code (never throws). */
 export async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
@@ -229,11 +241,17 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv);
     return code;
   } catch (err) {
+    const json = argv.includes("--json");
     if (err instanceof CommanderError) {
-      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      if (err.exitCode === 0) return EXIT.ok;
+      // Commander has said it on stderr; a --json caller reads stdout.
+      if (json) jsonErrorLine("usage", err.message.replace(/^error: /, ""));
+      return EXIT.usage;
     }
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`planport: ${terminalText(message)}\n`);
-    return err instanceof UsageError ? EXIT.usage : EXIT.networkOrUnknown;
+    const usage = err instanceof UsageError;
+    if (json) jsonErrorLine(usage ? "usage" : "network_or_unknown", message);
+    else process.stderr.write(`planport: ${terminalText(message)}\n`);
+    return usage ? EXIT.usage : EXIT.networkOrUnknown;
   }
 }

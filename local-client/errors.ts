@@ -5,3 +5,17 @@ export class UsageError extends Error {
     this.name = "UsageError";
   }
 }
+
+/**
+ * Another live process on this machine (`pid`) is polling the session: its poll lock
+ * (poll/sidecar.ts) was refused. The CLI exits 8 for it (cli/exit-codes.ts).
+ */
+export class PollLockedError extends UsageError {
+  constructor(
+    readonly sessionId: string,
+    readonly pid: number,
+  ) {
+    super(`Session ${sessionId} is already being polled on this machine by process ${pid}.`);
+    this.name = "PollLockedError";
+  }
+}

@@ -4,6 +4,7 @@ import type { PollError } from "../poll/error.ts";
 import { PollLockedError } from "../poll/sidecar.ts";
 import { SnapshotError } from "../snapshot/error.ts";
 import { type ServerSource, sourceHint } from "./connection.ts";
+import { alreadyWaitingSentence, unknownSessionSentence } from "./sentences.ts";
 
 /**
  * What the user can do next, in planport's own commands and flags. The library's errors say
@@ -18,6 +19,10 @@ import { type ServerSource, sourceHint } from "./connection.ts";
  * pollErrorText(err) // → "Stopped polling; the remote session keeps running. Re-attach with `planport attach ses_…`."
  */
 export function pollErrorText(err: PollError): string {
+  const { detail } = err;
+  if (detail.reason === "network_or_unknown" && detail.status === 404) {
+    return unknownSessionSentence(err.sessionId);
+  }
   const advice = pollAdvice(err);
   return advice === null ? err.message : `${err.message} ${advice}`;
 }
@@ -40,9 +45,6 @@ function pollAdvice({ detail, sessionId }: PollError): string | null {
       if (detail.status === null) return null;
       if (detail.status === 401 || detail.status === 403) {
         return `Check --token or PLANPORT_TOKEN, then ${attach}.`;
-      }
-      if (detail.status === 404) {
-        return "Check the session id, and that the token is the one that created it.";
       }
       return `The remote session may still be running: re-attach with ${attach}.`;
   }
@@ -70,8 +72,10 @@ export function errorText(
   if (err instanceof ApiError && err.status === 401 && context.source !== "embedded") {
     return `${message}; check --token or PLANPORT_TOKEN`;
   }
-  if (err instanceof PollLockedError) {
-    return `${message} Wait for it to finish, or stop it (Ctrl-C in its terminal, or \`kill ${err.pid}\`).`;
+  if (err instanceof PollLockedError) return alreadyWaitingSentence(err.sessionId, err.pid);
+  // The server's 404 says the same for an unknown id and another owner's session; so do we.
+  if (err instanceof ApiError && err.status === 404 && context.sessionId !== undefined) {
+    return unknownSessionSentence(context.sessionId);
   }
   if (err instanceof SnapshotError && err.code === "not_a_directory") {
     return `${message} Point --repo at the repository to plan.`;

@@ -1,6 +1,6 @@
 import { UsageError } from "../errors.ts";
 import { readUserConfig, userConfigPath } from "../home.ts";
-import { type Api, createApi, normalizeServer } from "../http/api.ts";
+import { type Api, ApiError, createApi, normalizeServer } from "../http/api.ts";
 
 /**
  * Which server and token a command uses: the flags, else `PLANPORT_URL` / `PLANPORT_TOKEN`,
@@ -59,6 +59,51 @@ function safeNormalize(url: string): string {
 }
 
 /**
+ * Which server the flags, environment and user config name (no request is made); a
+ * {@link UsageError} for a config file that cannot be read or a server without a token.
+ *
+ * @example
+ * serverFor({}, process.env).kind // → "embedded" when nothing names a server
+ */
+export function serverFor(
+  flags: { server?: string; token?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedServer {
+  let config: { url: string; token: string } | null;
+  try {
+    config = readUserConfig(env);
+  } catch (err) {
+    throw new UsageError(
+      `${(err as Error).message}; fix it, or delete it and run \`planport serve\` again`,
+    );
+  }
+  return resolveServer(flags, env, config);
+}
+
+/** How long a named server has to answer `/v1/healthz` before `plan` builds a snapshot for it. */
+export const SERVER_CHECK_TIMEOUT_MS = 5_000;
+
+/**
+ * Asks a server given by --server, PLANPORT_URL or the config whether it is there, so `plan`
+ * refuses (exit 6) before any work rather than after snapshotting. The embedded worker is not
+ * asked: connecting started it and waited for its healthz.
+ *
+ * @example
+ * await assertServerAnswers(conn); // throws ApiError "planport could not reach http://…: no answer within 5s"
+ */
+export async function assertServerAnswers(conn: Connection, signal?: AbortSignal): Promise<void> {
+  if (conn.source === "embedded") return;
+  const problem = await conn.api.health(SERVER_CHECK_TIMEOUT_MS, signal);
+  if (problem !== null) {
+    throw new ApiError(
+      0,
+      "server_unreachable",
+      `planport could not reach ${conn.server}: ${problem}`,
+    );
+  }
+}
+
+/**
  * Resolves and, for the embedded worker, starts or reuses it.
  *
  * @example
@@ -70,15 +115,7 @@ export async function connect(
   ui: { note: (m: string) => void; status: (m: string) => void; signal?: AbortSignal },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Connection> {
-  let config: { url: string; token: string } | null;
-  try {
-    config = readUserConfig(env);
-  } catch (err) {
-    throw new UsageError(
-      `${(err as Error).message}; fix it, or delete it and run \`planport serve\` again`,
-    );
-  }
-  const resolved = resolveServer(flags, env, config);
+  const resolved = serverFor(flags, env);
   if (resolved.kind === "remote") {
     const api = createApi({ server: resolved.server, token: resolved.token, signal: ui.signal });
     return { ...resolved, api, release: async () => {} };

@@ -12,6 +12,8 @@ import {
 } from "../../src/protocol/index.ts";
 import { parseDuration } from "../duration.ts";
 import { UsageError } from "../errors.ts";
+import { presetBinary, presetMissingText, presetName } from "../handoff/presets.ts";
+import { findOnPath, plansDirProblem } from "../handoff/teleport.ts";
 import { terminalLine, truncateLine } from "../terminal/text.ts";
 
 /** The flags of `plan` and `attach`, validated before anything touches the network. */
@@ -69,14 +71,45 @@ export function pollSettings(flags: PollFlags, defaultRepo?: string): Settings {
     isDir = false;
   }
   if (!isDir) throw new UsageError(`--repo ${repoRoot} is not a directory`);
+  const onTeleport = flags.onTeleport ?? (process.env.PLANPORT_ON_TELEPORT || undefined);
+  assertHandOffReady(onTeleport, flags.plansDir, repoRoot);
   return {
     repoRoot,
     timeoutMs: duration(flags.timeout, "--timeout"),
     intervalMs: duration(flags.interval, "--interval"),
     plansDir: flags.plansDir,
-    onTeleport: flags.onTeleport ?? (process.env.PLANPORT_ON_TELEPORT || undefined),
+    onTeleport,
     json: flags.json === true,
   };
+}
+
+/**
+ * Refuses at the start what would make a teleported plan's hand-off fail at the end, after the
+ * planning and the review: a preset (`--on-teleport codex`) whose program is not on PATH, and a
+ * `--plans-dir` that cannot be written to. (A `--plans-dir` outside the repository is not
+ * refused here: the hand-off warns and writes to the default folder, teleport.ts.)
+ *
+ * @example
+ * assertHandOffReady("codex", undefined, "/src/app")
+ * // throws UsageError "codex is not installed (no `codex` on PATH). Install it with: npm i -g @openai/codex"
+ */
+export function assertHandOffReady(
+  onTeleport: string | undefined,
+  plansDir: string | undefined,
+  repoRoot: string,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  const preset = onTeleport === undefined ? null : presetName(onTeleport);
+  if (preset !== null && findOnPath(presetBinary(preset), env) === null) {
+    throw new UsageError(presetMissingText(preset));
+  }
+  if (plansDir === undefined) return;
+  const problem = plansDirProblem({ requested: plansDir, repoRoot, env });
+  if (problem !== null) {
+    throw new UsageError(
+      `--plans-dir ${plansDir} cannot hold plan files: ${problem}. Pass a folder you can write to inside the repository, or leave out --plans-dir (~/.planport/plans).`,
+    );
+  }
 }
 
 function duration(text: string | undefined, flag: string): number | undefined {

@@ -1,6 +1,6 @@
 import type { Session } from "../../src/protocol/index.ts";
 import { abortAfter } from "../http/abort-after.ts";
-import { ApiError, withRetry } from "../http/api.ts";
+import { withRetry } from "../http/api.ts";
 import { PollError, type PollProgress, pollTimeoutError } from "../poll/error.ts";
 import { POLL_TIMEOUT_MS, pollForApprovedExitPlanMode, systemClock } from "../poll/poller.ts";
 import { ExitPlanModeScanner } from "../poll/scanner.ts";
@@ -17,8 +17,14 @@ import { repositoryPlace, taskWithArea } from "../snapshot/repository-place.ts";
 import type { SentSnapshot } from "../snapshot/send.ts";
 import { collectRepository, uploadRepository } from "../snapshot/upload.ts";
 import { errorText, pollErrorText } from "./advice.ts";
-import { type Connection, connect } from "./connection.ts";
-import { EXIT, exitCodeForError, exitCodeForReason } from "./exit-codes.ts";
+import {
+  assertServerAnswers,
+  type Connection,
+  connect,
+  type ServerSource,
+  serverFor,
+} from "./connection.ts";
+import { EXIT, exitCodeForError, exitCodeForReason, reasonForExitCode } from "./exit-codes.ts";
 import {
   approversFlag,
   type PlanFlags,
@@ -33,6 +39,7 @@ import {
 import { runGroup } from "./group-command.ts";
 import { handOff } from "./handoff.ts";
 import { createReporter, type Reporter } from "./reporter.ts";
+import { refuseWait } from "./sentences.ts";
 
 /** `planport plan` and `planport attach`: create or find a session, poll it, hand the plan off. */
 
@@ -59,6 +66,8 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
   const reporter = createReporter({ json: flags.json === true, quiet: flags.quiet === true });
   const interrupt = interruptOnSigint();
   let conn: Connection | null = null;
+  // Where the server came from, for a failure before the connection is made.
+  let source: ServerSource | undefined;
   try {
     const seedPlan = await readSeedPlan(flags.seedPlan);
     const given = pollSettings(flags);
@@ -69,9 +78,21 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
     const planners = sessionPlanners(flags);
     const variant = variantFlag(flags.variant);
     const approvers = approversFlag(flags.approvers);
-    // The embedded worker (if needed) starts while the snapshot is being built.
-    const connecting = connect(flags, { ...reporter, signal: interrupt.signal });
+    // The embedded worker (if needed) starts while the snapshot is being built; a server the
+    // user named is asked first, so nothing is collected for a server that is not there.
+    const connecting = connect(flags, { ...reporter, signal: interrupt.signal }).then(async (c) => {
+      try {
+        await assertServerAnswers(c, interrupt.signal);
+        return c;
+      } catch (err) {
+        await c.release();
+        throw err;
+      }
+    });
     connecting.catch(() => {});
+    const target = serverFor(flags);
+    source = target.kind === "remote" ? target.source : "embedded";
+    if (target.kind === "remote") conn = await connecting;
     reporter.status(
       `snapshotting ${settings.repoRoot}${place.area === null ? "" : ` (area: ${place.area})`}…`,
     );
@@ -116,7 +137,7 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
     }
   } catch (err) {
     if (interrupt.signal.aborted) return interruptedEarly(reporter);
-    return failEarly(reporter, err, null, conn);
+    return failEarly(reporter, err, null, conn?.source ?? source);
   } finally {
     interrupt.dispose();
     reporter.pause();
@@ -157,6 +178,13 @@ export async function runAttach(sessionId: string, flags: PollFlags): Promise<nu
       deadline.clear();
     }
     reporter.session(session.id, session.review_url);
+    // Ended without a plan (stopped, superseded, failed): nothing will come; said at once.
+    try {
+      refuseWait(session);
+    } catch (err) {
+      removeSidecar(sessionId);
+      throw err;
+    }
     if (sidecar && sidecar.scanner.rejectCount > 0) {
       reporter.note(`resuming (${sidecar.scanner.rejectCount} rejection(s) so far)`);
     }
@@ -167,7 +195,7 @@ export async function runAttach(sessionId: string, flags: PollFlags): Promise<nu
   } catch (err) {
     if (interrupt.signal.aborted) return interruptedEarly(reporter);
     if (err instanceof PollError) return reportPollError(reporter, err);
-    return failEarly(reporter, err, sessionId, conn);
+    return failEarly(reporter, err, sessionId, conn?.source);
   } finally {
     release();
     interrupt.dispose();
@@ -243,16 +271,12 @@ function failEarly(
   reporter: Reporter,
   err: unknown,
   sessionId: string | null,
-  conn: Connection | null,
+  source: ServerSource | undefined,
 ): number {
   const code = exitCodeForError(err);
-  const message =
-    err instanceof ApiError && err.status === 404 && sessionId
-      ? `Session ${sessionId} was not found: check the id, and that the token is the one that created it.`
-      : errorText(err, { source: conn?.source, sessionId: sessionId ?? undefined });
   reporter.error({
-    reason: code === EXIT.usage ? "usage" : "network_or_unknown",
-    message,
+    reason: reasonForExitCode(code),
+    message: errorText(err, { source, sessionId: sessionId ?? undefined }),
     sessionId,
     rejectCount: 0,
   });

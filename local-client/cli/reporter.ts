@@ -1,7 +1,7 @@
-import type { PollErrorReason } from "../poll/error.ts";
 import type { PollOutcome, PollPhase } from "../poll/poller.ts";
 import { notificationBytes, notificationProtocol, notificationText } from "../terminal/notify.ts";
 import { terminalJson, terminalLine, terminalText, truncateLine } from "../terminal/text.ts";
+import type { ErrorReason } from "./exit-codes.ts";
 
 /**
  * How `plan` and `attach` talk to the user, in three modes:
@@ -15,7 +15,8 @@ import { terminalJson, terminalLine, terminalText, truncateLine } from "../termi
  * escaped ({@link terminalJson}).
  */
 
-export type ErrorReason = PollErrorReason | "usage";
+/** The reasons of the error line live with the exit codes (exit-codes.ts). */
+export type { ErrorReason };
 
 /**
  * The poll's outcome, with the plan file a teleport was saved to; for a best-of-N group, also

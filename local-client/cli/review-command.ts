@@ -1,4 +1,5 @@
 import type { PlanFile, Session } from "../../src/protocol/index.ts";
+import { UsageError } from "../errors.ts";
 import { ApiError, withRetry } from "../http/api.ts";
 import { PollError } from "../poll/error.ts";
 import { type PollOutcome, pollForApprovedExitPlanMode } from "../poll/poller.ts";
@@ -15,12 +16,14 @@ import { act, ask, PromptCancelled } from "../review/prompts.ts";
 import { renderPlan, renderWidth, wrapToWidth } from "../review/render.ts";
 import { type ReviewScreen, type ReviewState, reviewScreen, screenKey } from "../review/screen.ts";
 import { terminalLine, terminalText } from "../terminal/text.ts";
-import { errorText, pollErrorText } from "./advice.ts";
+import { pollErrorText } from "./advice.ts";
 import { type Connection, connect } from "./connection.ts";
-import { EXIT, exitCodeForError, exitCodeForReason } from "./exit-codes.ts";
+import { EXIT, exitCodeForReason } from "./exit-codes.ts";
 import { pollSettings, type Settings } from "./flags.ts";
 import { handOff } from "./handoff.ts";
+import { commandOutput } from "./output.ts";
 import { createReporter } from "./reporter.ts";
+import { refuseWait } from "./sentences.ts";
 
 /**
  * `planport review <id>`: the review page in the terminal. It draws the plan (review/render.ts)
@@ -38,6 +41,8 @@ export interface ReviewFlags {
   onTeleport?: string;
   repo?: string;
   interval?: string;
+  /** Refused: the review is a conversation in the terminal, not a stream of lines. */
+  json?: boolean;
 }
 
 const REVIEW_INTERVAL_MS = 3_000;
@@ -58,6 +63,11 @@ export async function runReview(sessionId: string, flags: ReviewFlags): Promise<
   let release: (() => void) | null = null;
   try {
     assertSessionId(sessionId);
+    if (flags.json) {
+      throw new UsageError(
+        `planport review is interactive and has no --json; read the session with \`planport status ${sessionId} --json\`, or wait for its plan with \`planport attach ${sessionId} --json\``,
+      );
+    }
     const settings = pollSettings({
       repo: flags.repo,
       plansDir: flags.plansDir,
@@ -72,6 +82,8 @@ export async function runReview(sessionId: string, flags: ReviewFlags): Promise<
     });
     const api = conn.api;
     const session = await withRetry(() => api.getSession(sessionId), interrupt.signal);
+    // Nothing to decide or receive: said before asking for a terminal.
+    refuseWait(session);
     if (!(process.stdin.isTTY && process.stdout.isTTY)) {
       process.stderr.write(
         `planport review needs a terminal (stdin and stdout must be a TTY). Review ${terminalLine(session.id)} in the browser instead:\n${terminalLine(session.review_url)}\n`,
@@ -98,12 +110,7 @@ export async function runReview(sessionId: string, flags: ReviewFlags): Promise<
       );
       return EXIT.interrupted;
     }
-    const message =
-      err instanceof ApiError && err.status === 404
-        ? `Session ${sessionId} was not found: check the id, and that the token is the one that created it (or one of its approvers).`
-        : errorText(err, { source: conn?.source, sessionId });
-    process.stderr.write(`planport: ${terminalText(message)}\n`);
-    return exitCodeForError(err);
+    return commandOutput(flags.json === true).fail(err, { source: conn?.source, sessionId });
   } finally {
     process.off("SIGINT", onSigint);
     release?.();

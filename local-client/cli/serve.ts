@@ -12,6 +12,7 @@ import { UsageError } from "../errors.ts";
 import { writeUserConfig } from "../home.ts";
 import { terminalText } from "../terminal/text.ts";
 import { EXIT } from "./exit-codes.ts";
+import { type CommandOutput, commandOutput } from "./output.ts";
 
 /** `planport serve` (the worker in the foreground) and `planport embedded` (the background one). */
 
@@ -37,7 +38,23 @@ export function portFlag(text: string | undefined): number {
  * every other planport command on this machine uses it. It shares the embedded worker's state
  * and token by default, so sessions carry over between the two.
  */
-export async function runServe(flags: { port?: string; persist?: string }): Promise<number> {
+export async function runServe(flags: {
+  port?: string;
+  persist?: string;
+  json?: boolean;
+}): Promise<number> {
+  const out = commandOutput(flags.json === true);
+  try {
+    return await serve(flags, out);
+  } catch (err) {
+    return out.fail(err);
+  }
+}
+
+async function serve(
+  flags: { port?: string; persist?: string },
+  out: CommandOutput,
+): Promise<number> {
   const port = portFlag(flags.port);
   const paths = embeddedPaths();
   const persistDir = resolve(flags.persist ?? paths.persistDir);
@@ -63,7 +80,8 @@ export async function runServe(flags: { port?: string; persist?: string }): Prom
     log: (line) => process.stderr.write(`[worker] ${terminalText(line)}\n`),
   });
   const configPath = writeUserConfig({ url: worker.url, token });
-  process.stdout.write(`planport worker: ${worker.url}\ntoken: ${token}\n`);
+  if (out.json) out.result({ event: "serving", url: worker.url, token, config: configPath });
+  else process.stdout.write(`planport worker: ${worker.url}\ntoken: ${token}\n`);
   process.stderr.write(
     `Wrote ${configPath}: planport commands on this machine now use this worker.\n` +
       `Elsewhere: PLANPORT_URL=${worker.url} PLANPORT_TOKEN=<token above> planport plan <task…>\n` +
@@ -77,10 +95,10 @@ export async function runServe(flags: { port?: string; persist?: string }): Prom
   try {
     await Promise.race([worker.exited, once(stop.signal, "abort")]);
     if (!stop.signal.aborted) {
-      process.stderr.write(
-        "planport: the worker exited on its own; see the [worker] lines above\n",
+      return out.error(
+        "local_failure",
+        "the worker exited on its own; see the [worker] lines above",
       );
-      return EXIT.localFailure;
     }
     await worker.stop();
     return EXIT.ok;
@@ -90,20 +108,45 @@ export async function runServe(flags: { port?: string; persist?: string }): Prom
   }
 }
 
-/** Shows (or with `--stop`, stops) the embedded local worker. */
-export async function runEmbedded(flags: { stop?: boolean }): Promise<number> {
-  if (flags.stop) {
-    const stopped = await stopEmbeddedWorker();
-    process.stderr.write(
-      stopped ? "stopped the embedded local worker\n" : "no embedded local worker is running\n",
+/**
+ * Shows (or with `--stop`, stops) the embedded local worker. `--json`: one line,
+ * `{"event":"embedded","running",…}` (its url, pid, start and state folder when running), or
+ * after `--stop` `{"event":"embedded_stopped","was_running"}`.
+ */
+export async function runEmbedded(flags: { stop?: boolean; json?: boolean }): Promise<number> {
+  const out = commandOutput(flags.json === true);
+  try {
+    if (flags.stop) {
+      const stopped = await stopEmbeddedWorker();
+      out.say(
+        stopped ? "stopped the embedded local worker" : "no embedded local worker is running",
+      );
+      out.result({ event: "embedded_stopped", was_running: stopped });
+      return EXIT.ok;
+    }
+    const running = await runningEmbeddedWorker();
+    if (out.json) {
+      out.result(
+        running
+          ? {
+              event: "embedded",
+              running: true,
+              url: running.url,
+              pid: running.pid,
+              started_at: running.started_at,
+              persist_dir: running.persist_dir,
+            }
+          : { event: "embedded", running: false },
+      );
+      return EXIT.ok;
+    }
+    process.stdout.write(
+      running
+        ? `embedded local worker: ${running.url} (pid ${running.pid}, since ${running.started_at}, state in ${running.persist_dir})\n`
+        : "no embedded local worker is running; planport commands start one when no server is configured\n",
     );
     return EXIT.ok;
+  } catch (err) {
+    return out.fail(err);
   }
-  const running = await runningEmbeddedWorker();
-  process.stdout.write(
-    running
-      ? `embedded local worker: ${running.url} (pid ${running.pid}, since ${running.started_at}, state in ${running.persist_dir})\n`
-      : "no embedded local worker is running; planport commands start one when no server is configured\n",
-  );
-  return EXIT.ok;
 }

@@ -5,6 +5,7 @@ import {
   planAdherence,
   type Session,
 } from "../../src/protocol/index.ts";
+import { UsageError } from "../errors.ts";
 import {
   ApplyRefusedError,
   applyChanges,
@@ -17,8 +18,10 @@ import { assertSessionId } from "../poll/sidecar.ts";
 import { terminalJson, terminalLine, terminalText } from "../terminal/text.ts";
 import { errorText } from "./advice.ts";
 import { type Connection, connect } from "./connection.ts";
-import { EXIT, exitCodeForError } from "./exit-codes.ts";
+import { EXIT } from "./exit-codes.ts";
+import { type CommandOutput, commandOutput } from "./output.ts";
 import { checkText, type PullFlags, pullMode } from "./pull-check.ts";
+import { refusePull, refuseStop } from "./sentences.ts";
 import { sessionDetails, sessionTable } from "./table.ts";
 
 /**
@@ -32,29 +35,24 @@ export interface ServerFlags {
   json?: boolean;
 }
 
-/** A line on stderr; what it quotes from the server is made terminal-safe. */
-function err(message: string): void {
-  process.stderr.write(`${terminalText(message)}\n`);
-}
-
 /**
- * Runs `fn` with a connection; maps failures to a message on stderr (with advice, naming
- * `sessionId` where it helps) and an exit code. A malformed `sessionId` is refused before any
- * server is reached or started.
+ * Runs `fn` with a connection; maps failures to the error line or sentence (with advice, naming
+ * `sessionId` where it helps) and an exit code (output.ts). A malformed `sessionId` is refused
+ * before any server is reached or started.
  */
 async function withConnection(
   flags: ServerFlags,
-  fn: (conn: Connection) => Promise<number>,
+  fn: (conn: Connection, out: CommandOutput) => Promise<number>,
   sessionId?: string,
 ): Promise<number> {
+  const out = commandOutput(flags.json === true);
   let conn: Connection | null = null;
   try {
     if (sessionId !== undefined) assertSessionId(sessionId);
-    conn = await connect(flags, { note: err, status: err });
-    return await fn(conn);
+    conn = await connect(flags, { note: out.say, status: out.say });
+    return await fn(conn, out);
   } catch (e) {
-    err(`planport: ${errorText(e, { source: conn?.source, sessionId })}`);
-    return exitCodeForError(e);
+    return out.fail(e, { source: conn?.source, sessionId });
   } finally {
     await conn?.release().catch(() => {});
   }
@@ -125,17 +123,16 @@ async function readAdherence(
 export function runList(
   flags: ServerFlags & { limit?: string; awaitingMe?: boolean },
 ): Promise<number> {
-  return withConnection(flags, async ({ api }) => {
+  return withConnection(flags, async ({ api }, out) => {
     const limit = flags.limit === undefined ? 50 : Number(flags.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-      err("planport: --limit must be a whole number from 1 to 100");
-      return EXIT.usage;
+      throw new UsageError("--limit must be a whole number from 1 to 100");
     }
     const list = await withRetry(() =>
       api.listSessions({ limit, ...(flags.awaitingMe === true && { awaiting: "me" as const }) }),
     );
     if (flags.awaitingMe === true && list.data.length === 0 && !flags.json) {
-      err("no session is waiting for your approval");
+      out.say("no session is waiting for your approval");
       return EXIT.ok;
     }
     process.stdout.write(
@@ -148,16 +145,18 @@ export function runList(
 }
 
 /**
- * `planport stop <id>`: archives the session (idempotent); the planner stops, the review page
- * closes decisions.
+ * `planport stop <id>`: archives the session; the planner stops (an approved plan's execution
+ * in the cloud too), the review page closes decisions. A session that has already ended is left
+ * as it is: the command says how it ended and exits 3 (sentences.ts).
  */
 export function runStop(id: string, flags: ServerFlags): Promise<number> {
   return withConnection(
     flags,
-    async ({ api }) => {
+    async ({ api }, out) => {
+      refuseStop(await withRetry(() => api.getSession(id)));
       const session = await withRetry(() => api.archive(id));
-      err(`session ${terminalLine(session.id)} stopped (${session.status})`);
-      if (flags.json) process.stdout.write(`${terminalJson(session)}\n`);
+      out.say(`Session ${terminalLine(session.id)} stopped.`);
+      out.result({ event: "stopped", ...session });
       return EXIT.ok;
     },
     id,
@@ -167,7 +166,9 @@ export function runStop(id: string, flags: ServerFlags): Promise<number> {
 /**
  * `planport pull <id>`: prints the remote execution's diff; `--check` says whether it would
  * apply cleanly here (exit 0) or what is in the way (exit 1), writing nothing; `--apply`
- * applies it, on a new branch with `--branch NAME`.
+ * applies it, on a new branch with `--branch NAME`. Only a session approved for the cloud has
+ * changes: one that ended another way exits 3, and one whose planner cannot execute exits 2
+ * (sentences.ts). With `--json`, one line: `changes` (the diff), `check` or `applied`.
  */
 export function runPull(id: string, flags: ServerFlags & PullFlags): Promise<number> {
   const repo = resolve(flags.repo ?? process.cwd());
@@ -177,50 +178,70 @@ export function runPull(id: string, flags: ServerFlags & PullFlags): Promise<num
     // Before any network: a bad or taken branch name is known here and now.
     if (flags.branch !== undefined) assertNewBranch(repo, flags.branch);
   } catch (e) {
-    err(`planport: ${errorText(e, { sessionId: id })}`);
-    return Promise.resolve(exitCodeForError(e));
+    return Promise.resolve(commandOutput(flags.json === true).fail(e, { sessionId: id }));
   }
   return withConnection(
     flags,
-    async ({ api }) => {
+    async ({ api }, out) => {
+      refusePull(await withRetry(() => api.getSession(id)));
       const diff = await withRetry(() => api.changes(id));
-      if (mode === "print") {
+      if (mode === "print" || diff === "") {
+        if (out.json) out.result({ event: "changes", id, diff });
         // Redirected, the diff is data and stays byte for byte; on a terminal it is for reading.
-        process.stdout.write(process.stdout.isTTY ? terminalText(diff) : diff);
-        if (diff === "") err(`session ${id} has no changes (yet)`);
+        else process.stdout.write(process.stdout.isTTY ? terminalText(diff) : diff);
+        if (diff === "") {
+          out.say(
+            `Session ${id} has no changes ${mode === "print" ? "" : `to ${mode} `}yet: the cloud has not written any files (\`planport status ${id}\` shows its phase).`,
+          );
+        }
         return EXIT.ok;
       }
-      if (diff === "") {
-        err(`session ${id} has no changes to ${mode} (yet)`);
-        return EXIT.ok;
-      }
-      if (mode === "check") return checkPull(id, repo, diff);
+      if (mode === "check") return checkPull(id, repo, diff, out);
       const { ok, output } = await applyChanges(repo, diff, { branch: flags.branch });
-      if (output) err(output);
+      if (output) out.say(output);
       const onBranch = flags.branch === undefined ? "" : ` on the new branch ${flags.branch}`;
       if (!ok) {
-        err(
-          `planport: git apply --3way could not apply the changes in ${repo}${onBranch}; save them with \`planport pull ${id} > changes.diff\` and merge by hand`,
+        return out.error(
+          "local_failure",
+          `git apply --3way could not apply the changes in ${repo}${onBranch}; save them with \`planport pull ${id} > changes.diff\` and merge by hand`,
+          id,
         );
-        return EXIT.localFailure;
       }
-      err(`applied the changes of ${id} in ${repo}${onBranch}`);
+      out.say(`applied the changes of ${id} in ${repo}${onBranch}`);
+      out.result({
+        event: "applied",
+        id,
+        repo,
+        ...(flags.branch === undefined ? {} : { branch: flags.branch }),
+      });
       return EXIT.ok;
     },
     id,
   );
 }
 
-/** `pull --check`: the report on stdout; 0 when it would apply cleanly, 1 when not. */
-function checkPull(id: string, repo: string, diff: string): number {
+/** `pull --check`: the report (stdout, or one `check` line); 0 when it would apply cleanly, 1 when not. */
+function checkPull(id: string, repo: string, diff: string, out: CommandOutput): number {
   try {
     const check = checkChanges(repo, diff);
-    process.stdout.write(`${checkText(check, repo, id)}\n`);
+    if (out.json) {
+      out.result({
+        event: "check",
+        id,
+        repo,
+        applies_cleanly: check.appliesCleanly,
+        paths: check.paths,
+        conflicts: check.conflicts,
+        dirty: check.dirty,
+        unappliable: check.unappliable,
+        problems: check.problems,
+        warnings: check.warnings,
+      });
+    } else process.stdout.write(`${checkText(check, repo, id)}\n`);
     return check.appliesCleanly ? EXIT.ok : EXIT.localFailure;
   } catch (e) {
     // A diff that would be refused does not apply cleanly: that is the answer, not a misuse.
     if (!(e instanceof ApplyRefusedError) || e.reason === "not_a_work_tree") throw e;
-    err(`planport: ${errorText(e, { sessionId: id })}`);
-    return EXIT.localFailure;
+    return out.error("local_failure", errorText(e, { sessionId: id }), id);
   }
 }

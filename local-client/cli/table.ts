@@ -1,6 +1,7 @@
 import { personText, type Session } from "../../src/protocol/index.ts";
 import { formatAge } from "../duration.ts";
 import { terminalLine, truncateLine } from "../terminal/text.ts";
+import { outcomeLabel } from "./sentences.ts";
 
 /**
  * Readable views of sessions for `list` and `status`. Pure: the time is passed in. Every field
@@ -39,7 +40,9 @@ export function costLabel(usd: number | null | undefined): string {
 }
 
 /**
- * One row per session: id, title, status, phase, rejections, cost, age, review link.
+ * One row per session: id, title, status, phase, outcome (approved, sent to terminal, stopped,
+ * superseded, failed, or "—": `done` alone does not say which), rejections, cost, age, review
+ * link.
  */
 export function sessionTable(
   sessions: readonly Session[],
@@ -55,6 +58,7 @@ export function sessionTable(
     ...(from ? ["FROM"] : []),
     "STATUS",
     "PHASE",
+    "OUTCOME",
     "REJ",
     "COST",
     "AGE",
@@ -67,6 +71,7 @@ export function sessionTable(
       ...(from ? [s.requested_by ?? "—"] : []),
       s.status,
       phaseLabel(s.phase),
+      outcomeLabel(s),
       String(s.reject_count),
       costLabel(s.usage.cost_usd),
       formatAge(nowMs - Date.parse(s.created_at)),

@@ -15,17 +15,18 @@ import {
   watchRows,
 } from "../poll/watch.ts";
 import { terminalJson, terminalLine, terminalText } from "../terminal/text.ts";
-import { errorText } from "./advice.ts";
 import { type Connection, connect } from "./connection.ts";
-import { EXIT, exitCodeForError } from "./exit-codes.ts";
+import { EXIT } from "./exit-codes.ts";
+import { commandOutput } from "./output.ts";
 import { alignColumns } from "./table.ts";
 
 /**
  * `planport watch [--json]`: the owner's sessions, refreshed every 3 s with one list request per
  * tick (`GET /v1/sessions`, whose answer carries every field the table shows). On a terminal
  * the table is redrawn in place with each phase change printed above it; without one, one
- * line per change; `--json`, one `{"event":"phase","id","phase"}` line per change and nothing
- * else on stdout. The first tick reports every listed session's phase (a change from nothing).
+ * line per change; `--json`, one `{"event":"phase","id","phase","outcome"}` line per change
+ * (`outcome` the Session's, null while there is none) and nothing else on stdout but an error
+ * line. The first tick reports every listed session's phase (a change from nothing).
  * Ctrl-C exits 130. The pure parts are in ../poll/watch.ts.
  */
 
@@ -54,12 +55,12 @@ export async function runWatch(
 ): Promise<number> {
   const { stdout, stderr } = streams;
   const warn = (m: string) => stderr.write(`planport: ${terminalText(m)}\n`);
+  const out = commandOutput(flags.json === true, streams);
   let intervalMs = POLL_INTERVAL_MS;
   try {
     if (flags.interval !== undefined) intervalMs = parseDuration(flags.interval);
   } catch (err) {
-    warn(`--interval: ${(err as Error).message}`);
-    return EXIT.usage;
+    return out.error("usage", `--interval: ${(err as Error).message}`);
   }
   const mode = flags.json ? "json" : stdout.isTTY === true ? "tty" : "plain";
   const controller = new AbortController();
@@ -115,7 +116,9 @@ export async function runWatch(
         seen = tick.seen;
         const byId = new Map(sessions.map((s) => [s.id, s]));
         if (mode === "json") {
-          for (const c of tick.changes) stdout.write(`${terminalJson(jsonLine(c))}\n`);
+          for (const c of tick.changes) {
+            stdout.write(`${terminalJson(jsonLine(c, byId.get(c.id)))}\n`);
+          }
         } else if (mode === "plain") {
           for (const c of tick.changes) stdout.write(`${changeLine(c, byId.get(c.id))}\n`);
         }
@@ -131,8 +134,8 @@ export async function runWatch(
     return readerGone ? EXIT.ok : EXIT.interrupted;
   } catch (err) {
     if (signal.aborted) return readerGone ? EXIT.ok : EXIT.interrupted;
-    warn(errorText(err, { source: conn?.source }));
-    return err instanceof WatchGaveUp ? EXIT.networkOrUnknown : exitCodeForError(err);
+    if (err instanceof WatchGaveUp) return out.error("network_or_unknown", err.message);
+    return out.fail(err, { source: conn?.source });
   } finally {
     process.off("SIGINT", onSigint);
     stdout.off("error", onStdoutError);
@@ -163,8 +166,12 @@ function redraw(
   return shown.length;
 }
 
-function jsonLine(c: PhaseChange): PhaseChange {
-  return { event: "phase", id: c.id, phase: c.phase };
+/** A change as its `--json` line, with the session's `outcome` as the API gives it (or null). */
+function jsonLine(
+  c: PhaseChange,
+  session: Session | undefined,
+): PhaseChange & Pick<Session, "outcome"> {
+  return { event: "phase", id: c.id, phase: c.phase, outcome: session?.outcome ?? null };
 }
 
 function describeInterval(ms: number): string {

@@ -51,6 +51,45 @@ export function resolvePlansDir(opts: {
   };
 }
 
+/**
+ * Why plan files could not be written to the folder `--plans-dir` leads to (after the rule of
+ * {@link resolvePlansDir}), or null when they can: asked before any work, so a teleported plan
+ * never arrives with nowhere to go. The folder need not exist yet: its deepest existing
+ * ancestor must then be a folder this user may write to.
+ *
+ * @example
+ * plansDirProblem({ requested: "README.md/plans", repoRoot: "/src/app" })
+ * // → "/src/app/README.md is not a folder"
+ */
+export function plansDirProblem(opts: {
+  requested?: string;
+  repoRoot: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}): string | null {
+  let path = resolvePlansDir(opts).dir;
+  for (;;) {
+    let stats: ReturnType<typeof statSync>;
+    try {
+      stats = statSync(path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") return `${path} cannot be read (${code})`;
+      const parent = dirname(path);
+      if (parent === path) return `${path} does not exist`;
+      path = parent;
+      continue;
+    }
+    if (!stats.isDirectory()) return `${path} is not a folder`;
+    try {
+      accessSync(path, constants.W_OK | constants.X_OK);
+      return null;
+    } catch {
+      return `${path} is not writable by this user`;
+    }
+  }
+}
+
 /** realpath of the deepest existing ancestor, with the missing tail appended. */
 function realPathOfExisting(path: string): string {
   try {

@@ -182,6 +182,31 @@ export function createApi(opts: ApiOptions) {
       }
     },
 
+    /**
+     * What is wrong with the server, asked at `/v1/healthz` within `timeoutMs`; null when it
+     * answers as a planport worker does (200 `{"ok": true}`). Never throws.
+     *
+     * @example
+     * await api.health(5_000) // → null, or "no answer within 5s", "connect ECONNREFUSED …"
+     */
+    async health(timeoutMs: number, signal?: AbortSignal): Promise<string | null> {
+      const limit = abortAfter(timeoutMs, [opts.signal, signal]);
+      try {
+        const res = await unlessAborted(
+          doFetch(`${base}/v1/healthz`, { signal: limit.signal }),
+          limit.signal,
+        );
+        const body = await readBodyAtMost(res, MAX_ERROR_BODY_BYTES, limit.signal);
+        if (res.ok && body !== null && answersOk(body)) return null;
+        return `its /v1/healthz answered ${res.status} without planport's {"ok": true}: is it a planport worker?`;
+      } catch (err) {
+        if (limit.timedOut()) return `no answer within ${formatDuration(timeoutMs)}`;
+        return describeNetworkError(err);
+      } finally {
+        limit.clear();
+      }
+    },
+
     async snapshotExists(id: string): Promise<boolean> {
       const res = await send("HEAD", `/v1/snapshots/${encodeURIComponent(id)}`);
       return res.status === 200;
@@ -326,6 +351,16 @@ export function normalizeServer(server: string): string {
 function arrayBufferBacked(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   const isPlain = (b: Uint8Array): b is Uint8Array<ArrayBuffer> => b.buffer instanceof ArrayBuffer;
   return isPlain(bytes) ? bytes : new Uint8Array(bytes);
+}
+
+/** A healthz body that says `{"ok": true}`. */
+function answersOk(body: Uint8Array): boolean {
+  try {
+    const value: unknown = JSON.parse(new TextDecoder().decode(body));
+    return typeof value === "object" && value !== null && (value as { ok?: unknown }).ok === true;
+  } catch {
+    return false;
+  }
 }
 
 function describeNetworkError(err: unknown): string {

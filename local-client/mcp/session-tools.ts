@@ -1,3 +1,4 @@
+import { refusePull, refuseStop } from "../cli/sentences.ts";
 import { sessionDetails, sessionTable } from "../cli/table.ts";
 import { applyChanges } from "../handoff/apply-changes.ts";
 import { withRetry } from "../http/api.ts";
@@ -46,6 +47,8 @@ export function listSessions(limit: number | undefined, ctx: Context): Promise<T
 
 export function stopSession(id: string, ctx: Context): Promise<ToolText> {
   return withApi(ctx, id, async ({ api }) => {
+    // An ended session is left as it is, and the answer says how it ended (cli/sentences.ts).
+    refuseStop(await withRetry(() => api.getSession(id)));
     const session = await withRetry(() => api.archive(id));
     return toolText(stoppedText(session));
   });
@@ -56,6 +59,7 @@ export function pullChanges(args: PullArgs, ctx: Context): Promise<ToolText> {
   const id = args.session_id;
   return withApi(ctx, id, async ({ api }) => {
     const repo = args.apply ? repositoryRoot(args.repo, ctx.cwd) : null;
+    refusePull(await withRetry(() => api.getSession(id)));
     const diff = await withRetry(() => api.changes(id));
     if (repo === null) return toolText(diffText(id, diff));
     if (diff === "") return toolText(`Session ${id} has no changes to apply (yet).`);

@@ -2,10 +2,12 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { SESSION_ID_PATTERN } from "../../src/protocol/index.ts";
-import { UsageError } from "../errors.ts";
+import { PollLockedError, UsageError } from "../errors.ts";
 import { planportHome, safeJson, writePrivateFile } from "../home.ts";
 import type { PollErrorReason, PollProgress } from "./error.ts";
 import { tryPidLock } from "./pid-lock.ts";
+
+export { PollLockedError };
 
 /**
  * What a poll leaves behind on this machine, in `~/.planport/sessions/`:
@@ -105,17 +107,6 @@ export function loadSidecar(id: string, env: NodeJS.ProcessEnv = process.env): S
 /** Forgets a finished poll's progress. */
 export function removeSidecar(id: string, env: NodeJS.ProcessEnv = process.env): void {
   rmSync(sidecarPath(id, env), { force: true });
-}
-
-/** Another live process on this machine (`pid`) is polling the session. */
-export class PollLockedError extends UsageError {
-  constructor(
-    readonly sessionId: string,
-    readonly pid: number,
-  ) {
-    super(`Session ${sessionId} is already being polled on this machine by process ${pid}.`);
-    this.name = "PollLockedError";
-  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Session, SessionPhase } from "../../src/protocol/index.ts";
+import { outcomeLabel } from "../cli/sentences.ts";
 import { costLabel, phaseLabel } from "../cli/table.ts";
 import { formatAge } from "../duration.ts";
 import { retryWait } from "../http/retry-after.ts";
@@ -52,17 +53,26 @@ export function phaseChanges(
 }
 
 /** The columns of the watch table. */
-export const WATCH_HEADER = ["ID", "TITLE", "PHASE", "REJ", "AGE", "PLANNER", "COST"] as const;
+export const WATCH_HEADER = [
+  "ID",
+  "TITLE",
+  "PHASE",
+  "OUTCOME",
+  "REJ",
+  "AGE",
+  "PLANNER",
+  "COST",
+] as const;
 
 const TITLE_MAX_CHARS = 40;
 
 /**
  * One row of cells per session (in {@link WATCH_HEADER}'s order), each one terminal-safe line.
- * Cost is "—" while unknown.
+ * Outcome (cli/sentences.ts) and cost are "—" while there is none.
  *
  * @example
  * watchRows([session], Date.parse(session.created_at) + 90_000)
- * // → [["ses_…", "Add OAuth login", "plan ready", "0", "1m", "offline", "$0.00"]]
+ * // → [["ses_…", "Add OAuth login", "plan ready", "—", "0", "1m", "offline", "$0.00"]]
  */
 export function watchRows(sessions: readonly Session[], nowMs: number): string[][] {
   return sessions.map((s) =>
@@ -70,6 +80,7 @@ export function watchRows(sessions: readonly Session[], nowMs: number): string[]
       s.id,
       truncateLine(terminalLine(s.title), TITLE_MAX_CHARS),
       phaseLabel(s.phase),
+      outcomeLabel(s),
       String(s.reject_count),
       formatAge(nowMs - Date.parse(s.created_at)),
       s.planner,
@@ -80,18 +91,30 @@ export function watchRows(sessions: readonly Session[], nowMs: number): string[]
 
 /**
  * The line printed for one phase change (the lines above the live table, and every line of
- * `watch` without a terminal): id, phase in the CLI's words, title. `session` is the listed
- * session, when the list answer had it.
+ * `watch` without a terminal): id, phase in the CLI's words with the outcome once there is one,
+ * title. `session` is the listed session, when the list answer had it.
  *
  * @example
  * changeLine({ event: "phase", id: "ses_a", phase: "plan_ready" }, { title: "Add OAuth" })
  * // → "ses_a  plan ready  Add OAuth"
+ * changeLine({ event: "phase", id: "ses_a", phase: "done" }, { title: "x", status: "archived", outcome: null })
+ * // → "ses_a  done (stopped)  x"
  */
-export function changeLine(change: PhaseChange, session?: Pick<Session, "title">): string {
+export function changeLine(
+  change: PhaseChange,
+  session?: Pick<Session, "title"> & Partial<Pick<Session, "status" | "outcome">>,
+): string {
   const title = session ? truncateLine(terminalLine(session.title), TITLE_MAX_CHARS) : "";
-  return [terminalLine(change.id), phaseLabel(change.phase), title]
-    .filter((c) => c !== "")
-    .join("  ");
+  const outcome =
+    session?.status === undefined
+      ? "—"
+      : outcomeLabel({
+          status: session.status,
+          phase: change.phase,
+          outcome: session.outcome ?? null,
+        });
+  const phase = phaseLabel(change.phase) + (outcome === "—" ? "" : ` (${outcome})`);
+  return [terminalLine(change.id), phase, title].filter((c) => c !== "").join("  ");
 }
 
 /**

@@ -79,12 +79,12 @@ describe("planport attach: advice for a poll that ended without a plan", () => {
     });
   });
 
-  it("a session the events route does not know: check the id and the token", async () => {
+  it("a session the events route does not know: the unknown-id sentence, exit 6", async () => {
     eventsAnswer = { status: 404, code: "not_found", message: "no such session" };
     const line = await errorLine();
+    expect(line.code).toBe(6);
     expect(line.message).toBe(
-      `Session ${FAKE_SESSION_ID} was not found (404 not_found). ` +
-        "Check the session id, and that the token is the one that created it.",
+      `No session ${FAKE_SESSION_ID} is visible to this token: check the id, and that the token is the requester's or an approver's.`,
     );
   });
 

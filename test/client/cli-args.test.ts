@@ -298,6 +298,7 @@ describe("session table", () => {
       "TITLE",
       "STATUS",
       "PHASE",
+      "OUTCOME",
       "REJ",
       "COST",
       "AGE",
@@ -308,12 +309,13 @@ describe("session table", () => {
       s.title,
       "requires_action",
       "plan ready",
+      "—",
       "2",
       "$0.0073",
       "5m",
       s.review_url,
     ]);
-    expect(second?.split(/\s{2,}/)[5]).toBe("—");
+    expect(second?.split(/\s{2,}/)[6]).toBe("—");
   });
 
   it("the status of a session shows its variant, group and cost", () => {

@@ -213,15 +213,21 @@ describe("planport attach --json", () => {
     expect(existsSync(join(home.home, "sessions", `${FAKE_SESSION_ID}.json`))).toBe(false);
   });
 
-  it("a second poll of the same session from this machine is refused while the first runs", async () => {
+  it("a second poll of the same session from this machine is refused while the first runs: exit 8", async () => {
     feed.log.append(ev.exitPlanMode("p1"));
     const first = startCli(attach(), { env: home.env });
     await first.waitForStdout('"phase":"plan_ready"');
     const second = await runCli(attach(), { env: home.env });
-    expect(second.code).toBe(2);
-    expect(String(ndjson(second.stdout)[0]?.message)).toMatch(
-      /already being polled.*process (\d+)\. Wait for it to finish, or stop it \(Ctrl-C in its terminal, or `kill \1`\)\./,
-    );
+    expect(second.code).toBe(8);
+    expect(ndjson(second.stdout)).toEqual([
+      {
+        event: "error",
+        reason: "already_waiting",
+        message: `Another planport on this machine (pid ${first.child.pid}) is already waiting for session ${FAKE_SESSION_ID}; it will receive the plan.`,
+        session_id: FAKE_SESSION_ID,
+        reject_count: 0,
+      },
+    ]);
     first.child.kill("SIGINT");
     expect((await first.done).code).toBe(130);
   });

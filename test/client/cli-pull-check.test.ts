@@ -6,7 +6,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pullMode } from "../../local-client/cli/pull-check.ts";
 import { parseApplyCheck } from "../../local-client/handoff/apply-check.ts";
 import { gitBlobId, unifiedDiff } from "../../src/session/files/unified-diff.ts";
-import { FAKE_SESSION_ID, FAKE_TOKEN, type FakeFeed, startFakeFeed } from "./fake-feed.ts";
+import {
+  executedSession,
+  FAKE_SESSION_ID,
+  FAKE_TOKEN,
+  type FakeFeed,
+  startFakeFeed,
+} from "./fake-feed.ts";
 import { fixtureRepo } from "./fixture-repo.ts";
 import { isolatedHome, runCli } from "./run-cli.ts";
 
@@ -66,6 +72,8 @@ let feed: FakeFeed;
 let home: ReturnType<typeof isolatedHome>;
 beforeEach(async () => {
   feed = await startFakeFeed();
+  // A session approved and run in the cloud: the only kind that has changes to pull.
+  feed.session = executedSession();
   feed.changes = await remoteDiff();
   home = isolatedHome();
 });

@@ -3,7 +3,14 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { diffPaths } from "../../local-client/handoff/diff-names.ts";
-import { FAKE_SESSION_ID, FAKE_TOKEN, type FakeFeed, startFakeFeed } from "./fake-feed.ts";
+import {
+  executedSession,
+  FAKE_SESSION_ID,
+  FAKE_TOKEN,
+  type FakeFeed,
+  fakeSession,
+  startFakeFeed,
+} from "./fake-feed.ts";
 import { fixtureRepo } from "./fixture-repo.ts";
 import { isolatedHome, runCli } from "./run-cli.ts";
 
@@ -33,6 +40,8 @@ let feed: FakeFeed;
 let home: ReturnType<typeof isolatedHome>;
 beforeEach(async () => {
   feed = await startFakeFeed();
+  // A session approved and run in the cloud: the only kind that has changes to pull.
+  feed.session = executedSession();
   feed.changes = DIFF;
   home = isolatedHome();
 });
@@ -109,10 +118,11 @@ describe("planport pull", () => {
 });
 
 describe("planport stop / status / list", () => {
-  it("stop archives the session", async () => {
+  it("stop archives a running session", async () => {
+    feed.session = fakeSession();
     const { code, stderr } = await runCli(["stop", FAKE_SESSION_ID, ...flags()], { env: home.env });
     expect(code).toBe(0);
-    expect(stderr).toContain("archived");
+    expect(stderr).toContain(`Session ${FAKE_SESSION_ID} stopped.`);
     expect(
       feed.requests.filter((r) => r.method === "POST" && r.path.endsWith("/archive")),
     ).toHaveLength(1);
@@ -123,7 +133,9 @@ describe("planport stop / status / list", () => {
       env: home.env,
     });
     expect(unknown.code).toBe(6);
-    expect(unknown.stderr).toMatch(/no such session/);
+    expect(unknown.stderr).toContain(
+      "No session ses_01jxnothere000000000000000 is visible to this token: check the id, and that the token is the requester's or an approver's.",
+    );
     expect((await runCli(["status", "nope", ...flags()], { env: home.env })).code).toBe(2);
   });
 

@@ -5,8 +5,8 @@ import { FeedLog } from "./feed-events.ts";
 
 /**
  * A test double of the planport worker's feed: a real node `http` server that answers the
- * routes the poller and the CLI read (`GET /v1/sessions`, `GET /v1/sessions/:id`, `…/events`,
- * `…/changes`, `POST …/archive`)
+ * routes the poller and the CLI read (`GET /v1/healthz`, `GET /v1/sessions`,
+ * `GET /v1/sessions/:id`, `…/events`, `…/changes`, `POST …/archive`)
  * from a scripted {@link FeedLog}, and can be told to fail the next requests. It records every
  * request so tests can count them.
  */
@@ -59,6 +59,18 @@ export function fakeSession(over: Partial<Session> = {}): Session {
   };
 }
 
+/** A session whose plan was approved and run in the cloud, by a planner that can execute. */
+export function executedSession(over: Partial<Session> = {}): Session {
+  return fakeSession({
+    planner: "anthropic",
+    can_execute_remotely: true,
+    status: "idle",
+    phase: "done",
+    outcome: { kind: "approved", execution_target: "remote" },
+    ...over,
+  });
+}
+
 export async function startFakeFeed(): Promise<FakeFeed> {
   const requests: RecordedRequest[] = [];
   const log = new FeedLog();
@@ -93,6 +105,10 @@ export async function startFakeFeed(): Promise<FakeFeed> {
   };
 
   function answer(req: IncomingMessage, res: ServerResponse, rec: RecordedRequest): void {
+    if (rec.path === "/v1/healthz") {
+      json(res, 200, { ok: true });
+      return;
+    }
     if (rec.authorization !== `Bearer ${FAKE_TOKEN}`) {
       json(res, 401, { error: { code: "unauthorized", message: "unknown token" } });
       return;

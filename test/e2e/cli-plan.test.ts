@@ -174,9 +174,65 @@ describe("planport plan against wrangler dev (offline planner)", () => {
     const list = await startCli(["list", ...flags], { env: home.env }).done;
     expect(list.stdout).toContain(id);
     expect(list.stdout.split("\n")[0]).toMatch(
-      /^ID\s+TITLE\s+STATUS\s+PHASE\s+REJ\s+COST\s+AGE\s+REVIEW$/,
+      /^ID\s+TITLE\s+STATUS\s+PHASE\s+OUTCOME\s+REJ\s+COST\s+AGE\s+REVIEW$/,
     );
     expect((await startCli(["stop", id, ...flags], { env: home.env }).done).code).toBe(0);
     expect((await run.done).code).toBe(3);
   }, 120_000);
+
+  it("one exit code and one sentence per situation, whatever the command (issue 26)", async () => {
+    const { run, home, sessionId } = plan();
+    const id = await sessionId();
+    const flags = ["--server", suite.worker.url, "--token", TOKEN];
+    const cli = (...args: string[]) => startCli([...args, ...flags], { env: home.env }).done;
+
+    // The offline planner never runs a plan in the cloud: pull says so, and asks for nothing.
+    const pull = await cli("pull", id);
+    expect(pull.code).toBe(2);
+    expect(pull.stderr).toContain(
+      `Session ${id} was planned by the offline planner, which cannot run plans in the cloud: there are no changes to pull. Send the plan to your terminal instead.`,
+    );
+    // `plan` is waiting for this session on this machine: a second wait is refused with 8.
+    const second = await cli("attach", id, "--json");
+    expect(second.code).toBe(8);
+    expect(ndjson(second.stdout)).toEqual([
+      expect.objectContaining({
+        event: "error",
+        reason: "already_waiting",
+        message: `Another planport on this machine (pid ${run.child.pid}) is already waiting for session ${id}; it will receive the plan.`,
+      }),
+    ]);
+
+    const stop = await cli("stop", id, "--json");
+    expect(stop.code).toBe(0);
+    expect(ndjson(stop.stdout)).toEqual([expect.objectContaining({ event: "stopped", id })]);
+    expect((await run.done).code).toBe(3);
+
+    // Ended: stop, pull and attach say how, change nothing and exit 3; status reports (0).
+    const ended = `Session ${id} has already ended (stopped).`;
+    for (const command of ["stop", "pull", "attach"]) {
+      const again = await cli(command, id, "--json");
+      expect(again.code, command).toBe(3);
+      expect(ndjson(again.stdout).at(-1), command).toMatchObject({
+        event: "error",
+        reason: "terminated",
+        message: ended,
+        session_id: id,
+      });
+    }
+    expect((await cli("status", id)).code).toBe(0);
+    const list = await cli("list");
+    const row = list.stdout.split("\n").find((l) => l.startsWith(id));
+    expect(row?.split(/\s{2,}/).slice(3, 5)).toEqual(["done", "stopped"]);
+
+    // An id no session has, for this token: 6 and the one sentence.
+    const unknown = "ses_00000000000000000000000000";
+    for (const command of ["status", "stop", "pull", "attach"]) {
+      const missing = await cli(command, unknown, "--json");
+      expect(missing.code, command).toBe(6);
+      expect(ndjson(missing.stdout).at(-1)?.message, command).toBe(
+        `No session ${unknown} is visible to this token: check the id, and that the token is the requester's or an approver's.`,
+      );
+    }
+  }, 180_000);
 });

@@ -1,11 +1,4 @@
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -62,10 +55,12 @@ fs.writeFileSync(${JSON.stringify(record)}, JSON.stringify({
   return { bin, record };
 }
 
+/** PATH = `bin` plus what node and git need. */
+const pathWith = (bin: string) => `${bin}:${dirname(process.execPath)}:/usr/bin:/bin`;
+
 /** `planport plan … --on-teleport <onTeleport>` with PATH = `bin` plus what node needs. */
-async function planAndTeleport(onTeleport: string, bin: string) {
+async function planAndTeleport(onTeleport: string, bin: string, beforeTeleport = () => {}) {
   const home = isolatedHome();
-  const nodeDir = dirname(process.execPath);
   const run = startCli(
     [
       "plan",
@@ -82,12 +77,13 @@ async function planAndTeleport(onTeleport: string, bin: string) {
       "--on-teleport",
       onTeleport,
     ],
-    { env: { ...home.env, PATH: `${bin}:${nodeDir}:/usr/bin:/bin` } },
+    { env: { ...home.env, PATH: pathWith(bin) } },
   );
   await run.waitForStdout('"event":"session"', 60_000);
   const id = String(ndjson(run.stdout())[0]?.id);
   const call = await waitForPlan(suite.api, id);
   await run.waitForStdout('"phase":"plan_ready"', 30_000);
+  beforeTeleport();
   await suite.api.decide(id, { tool_use_id: call, decision: "teleport" });
   const result = await run.done;
   const outcome = ndjson(result.stdout).find((l) => l.event === "outcome");
@@ -124,10 +120,33 @@ describe("--on-teleport presets against wrangler dev (offline planner)", () => {
     }, 180_000);
   }
 
-  it("a preset that is not installed names the package, keeps the plan file, exits 1", async () => {
+  it("a preset that is not installed is refused before any work: exit 2, names the package, no session", async () => {
     const empty = mkdtempSync(join(tmpdir(), "planport-no-agent-"));
-    mkdirSync(empty, { recursive: true });
-    const { code, stderr, outcome } = await planAndTeleport("codex", empty);
+    const before = (await suite.api.listSessions({ limit: 100 })).data.length;
+    const args = ["plan", "add OAuth", "--repo", suite.repo, "--json", "--on-teleport", "codex"];
+    const { code, stdout } = await startCli(
+      [...args, "--server", suite.worker.url, "--token", TOKEN],
+      { env: { ...isolatedHome().env, PATH: pathWith(empty) } },
+    ).done;
+    expect(code).toBe(2);
+    expect(ndjson(stdout)).toEqual([
+      {
+        event: "error",
+        reason: "usage",
+        message:
+          "codex is not installed (no `codex` on PATH). Install it with: npm i -g @openai/codex",
+        session_id: null,
+        reject_count: 0,
+      },
+    ]);
+    expect((await suite.api.listSessions({ limit: 100 })).data).toHaveLength(before);
+  }, 60_000);
+
+  it("an agent uninstalled while the plan is awaited: names the package, keeps the plan file, exits 1", async () => {
+    const { bin } = standIn("codex");
+    const { code, stderr, outcome } = await planAndTeleport("codex", bin, () =>
+      rmSync(join(bin, "codex")),
+    );
     expect(code).toBe(1);
     expect(stderr).toContain("codex is not installed");
     expect(stderr).toContain("npm i -g @openai/codex");

@@ -96,11 +96,17 @@ describe("planport watch --json", () => {
     const { code, stdout, stderr } = await run.done;
     expect(code, stderr).toBe(130);
     const lines = ndjson(stdout);
-    // Nothing but phase lines, each exactly {"event","id","phase"}.
+    // Nothing but phase lines, each exactly {"event","id","phase","outcome"}.
     for (const line of lines) {
-      expect(Object.keys(line)).toEqual(["event", "id", "phase"]);
+      expect(Object.keys(line)).toEqual(["event", "id", "phase", "outcome"]);
       expect(line.event).toBe("phase");
     }
+    // `done` alone does not say how a session ended: the line carries the Session's outcome.
+    expect(lines.find((l) => l.id === before && l.phase === "done")?.outcome).toEqual({
+      kind: "terminated",
+      subtype: "archived",
+    });
+    expect(lines.find((l) => l.id === during)?.outcome).toBeNull();
     // A change is printed once: no two lines for one session say the same phase in a row.
     const byId = new Map<string, string[]>();
     for (const l of lines)
@@ -142,10 +148,16 @@ describe("planport watch --json", () => {
     const run = startCli(["watch", "--server", worker.url, "--token", "wrong", "--json"], {
       env: isolatedHome().env,
     });
-    const { code, stdout, stderr } = await run.done;
+    const { code, stdout } = await run.done;
     expect(code).toBe(6);
-    expect(stdout).toBe("");
-    expect(stderr).toMatch(/check --token or PLANPORT_TOKEN/);
+    // With --json the reason is the one error line on stdout (issue 26).
+    expect(ndjson(stdout)).toEqual([
+      {
+        event: "error",
+        reason: "network_or_unknown",
+        message: expect.stringMatching(/check --token or PLANPORT_TOKEN/),
+      },
+    ]);
   }, 60_000);
 });
 
@@ -231,10 +243,15 @@ describe("one request per tick, failures as the poller tolerates them", () => {
   it("gives up after five failed refreshes in a row with exit 6, one request each", async () => {
     const proxy = await countingProxy(Number.POSITIVE_INFINITY);
     try {
-      const { code, stdout, stderr } = await watch(proxy.url, ["--json"]).done;
+      const { code, stdout } = await watch(proxy.url, ["--json"]).done;
       expect(code).toBe(6);
-      expect(stdout).toBe("");
-      expect(stderr).toMatch(/after 5 failed refreshes in a row/);
+      expect(ndjson(stdout)).toEqual([
+        {
+          event: "error",
+          reason: "network_or_unknown",
+          message: expect.stringMatching(/after 5 failed refreshes in a row/),
+        },
+      ]);
       expect(proxy.seen).toHaveLength(5);
     } finally {
       await proxy.close();
@@ -283,14 +300,15 @@ describe("planport watch on a terminal", () => {
     const row = (s: string) => s.split("\n").find(isRow) ?? "";
 
     await until(() => /plan ready/.test(row(screen())), "the session's row in the table");
-    expect(screen()).toMatch(/ID\s+TITLE\s+PHASE\s+REJ\s+AGE\s+PLANNER\s+COST/);
-    expect(row(screen())).toMatch(/\(table\)\s+plan ready\s+0\s+\d+[smhd]\s+offline\s+\$0\.00/);
+    expect(screen()).toMatch(/ID\s+TITLE\s+PHASE\s+OUTCOME\s+REJ\s+AGE\s+PLANNER\s+COST/);
+    expect(row(screen())).toMatch(/\(table\)\s+plan ready\s+—\s+0\s+\d+[smhd]\s+offline\s+\$0\.00/);
 
     await api.archive(id);
     await until(() => /\bdone\b/.test(row(screen())), "the row showing done");
     const shown = screen();
-    // The change is printed above the table for good; the table itself is drawn once.
-    expect(shown).toContain(`${id}  done  ${TABLE_TITLE}`);
+    // The change is printed above the table for good, with how it ended; the table once.
+    expect(shown).toContain(`${id}  done (stopped)  ${TABLE_TITLE}`);
+    expect(row(shown)).toMatch(/\bdone\s+stopped\s+0\s/);
     expect(shown.match(/^ID\s+TITLE/gm)).toHaveLength(1);
     expect(shown.split("\n").filter(isRow)).toHaveLength(1);
 

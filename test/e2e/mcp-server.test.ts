@@ -180,8 +180,13 @@ describe("planport mcp over stdio", () => {
     const ended = await call("wait_for_plan", { session_id: id, timeout_s: 30 });
     expect(ended.isError).toBeFalsy();
     expect(text(ended)).toContain("has ended without an approved plan");
+    // Ended: the CLI's sentence, and nothing changes (issue 26).
     const changes = await call("pull_changes", { session_id: id });
-    expect(text(changes)).toContain("has no changes (yet)");
+    expect(changes.isError).toBe(true);
+    expect(text(changes)).toBe(`Session ${id} has already ended (stopped).`);
+    const again = await call("stop", { session_id: id });
+    expect(again.isError).toBe(true);
+    expect(text(again)).toBe(`Session ${id} has already ended (stopped).`);
   }, 180_000);
 
   it("bad input and unknown sessions are tool errors with the CLI's sentences", async () => {
@@ -189,7 +194,7 @@ describe("planport mcp over stdio", () => {
     const missing = await call("status", { session_id: unknown });
     expect(missing.isError).toBe(true);
     expect(text(missing)).toBe(
-      `Session ${unknown} was not found: check the id, and that the token is the one that created it.`,
+      `No session ${unknown} is visible to this token: check the id, and that the token is the requester's or an approver's.`,
     );
     const badRepo = await call("plan", { task: TASK, repo: join(repo, "no-such-dir") });
     expect(badRepo.isError).toBe(true);

@@ -18,7 +18,13 @@ import {
 import { diffPaths } from "../../../local-client/handoff/diff-names.ts";
 import { unsafeRepoName } from "../../../src/protocol/index.ts";
 import { gitBlobId, unifiedDiff } from "../../../src/session/files/unified-diff.ts";
-import { FAKE_SESSION_ID, FAKE_TOKEN, type FakeFeed, startFakeFeed } from "../fake-feed.ts";
+import {
+  executedSession,
+  FAKE_SESSION_ID,
+  FAKE_TOKEN,
+  type FakeFeed,
+  startFakeFeed,
+} from "../fake-feed.ts";
 import { isolatedHome, runCli } from "../run-cli.ts";
 
 /**
@@ -66,6 +72,8 @@ let feed: FakeFeed;
 let home: ReturnType<typeof isolatedHome>;
 beforeEach(async () => {
   feed = await startFakeFeed();
+  // A session approved and run in the cloud: the only kind that has changes to pull.
+  feed.session = executedSession();
   home = isolatedHome();
 });
 afterEach(() => feed.close());

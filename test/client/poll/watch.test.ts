@@ -105,8 +105,17 @@ describe("phaseChanges", () => {
 });
 
 describe("watchRows", () => {
-  it("has id, title, phase, rejections, age, planner and cost, in the header's order", () => {
-    expect(WATCH_HEADER).toEqual(["ID", "TITLE", "PHASE", "REJ", "AGE", "PLANNER", "COST"]);
+  it("has id, title, phase, outcome, rejections, age, planner and cost, in the header's order", () => {
+    expect(WATCH_HEADER).toEqual([
+      "ID",
+      "TITLE",
+      "PHASE",
+      "OUTCOME",
+      "REJ",
+      "AGE",
+      "PLANNER",
+      "COST",
+    ]);
     const rows = watchRows(
       [
         session("ses_a", "plan_ready", {
@@ -117,7 +126,9 @@ describe("watchRows", () => {
       ],
       Date.parse(CREATED) + 5 * 60_000,
     );
-    expect(rows).toEqual([["ses_a", "task ses_a", "plan ready", "2", "5m", "anthropic", "$0.12"]]);
+    expect(rows).toEqual([
+      ["ses_a", "task ses_a", "plan ready", "—", "2", "5m", "anthropic", "$0.12"],
+    ]);
   });
 
   it("shows an unknown cost as a dash (null, or a server that does not send it)", () => {
@@ -126,7 +137,7 @@ describe("watchRows", () => {
       usage: { input_tokens: 0, output_tokens: 0, cost_usd: null },
     });
     const absent = session("ses_b", "running", { usage: { input_tokens: 0, output_tokens: 0 } });
-    expect(watchRows([unknown, absent], now).map((r) => r[6])).toEqual(["—", "—"]);
+    expect(watchRows([unknown, absent], now).map((r) => r[7])).toEqual(["—", "—"]);
   });
 
   it("strips escape sequences and line breaks from every field the server sent", () => {
@@ -142,7 +153,7 @@ describe("watchRows", () => {
     const joined = rows.flat().join(" ");
     expect(joined).not.toMatch(/[\p{Cc}\p{Cf}]/u);
     expect(rows[0]?.[1]).toBe("fix login now⟨U+202E⟩");
-    expect(rows[0]?.[5]).toBe("offline");
+    expect(rows[0]?.[6]).toBe("offline");
   });
 
   it("cuts a long title to 40 characters after sanitising it", () => {
