@@ -89,7 +89,7 @@ export const SERVER_CHECK_TIMEOUT_MS = 5_000;
  * asked: connecting started it and waited for its healthz.
  *
  * @example
- * await assertServerAnswers(conn); // throws ApiError "planport could not reach http://…: no answer within 5s"
+ * await assertServerAnswers(conn); // throws ApiError "could not reach http://…: no answer within 5s"
  */
 export async function assertServerAnswers(conn: Connection, signal?: AbortSignal): Promise<void> {
   if (conn.source === "embedded") return;
@@ -98,7 +98,7 @@ export async function assertServerAnswers(conn: Connection, signal?: AbortSignal
     throw new ApiError(
       0,
       "server_unreachable",
-      `planport could not reach ${conn.server}: ${problem}`,
+      `could not reach ${conn.server}: ${problem}`,
     );
   }
 }

@@ -340,7 +340,7 @@ describe("refused before any work", () => {
         { env: home.env },
       );
       expect(code).toBe(6);
-      expect(stderr).toContain(`planport: planport could not reach ${url}: `);
+      expect(stderr).toContain(`planport: could not reach ${url}: `);
       expect(stderr).toContain("(from --server)");
       expect(stderr).not.toMatch(/snapshot/);
     });
@@ -361,7 +361,7 @@ describe("refused before any work", () => {
         event: "error",
         reason: "network_or_unknown",
         message: expect.stringMatching(
-          new RegExp(`^planport could not reach ${url}: .*answered 404.*\\(from PLANPORT_URL\\)$`),
+          new RegExp(`^could not reach ${url}: .*answered 404.*\\(from PLANPORT_URL\\)$`),
         ),
       });
     });
