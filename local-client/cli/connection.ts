@@ -95,11 +95,7 @@ export async function assertServerAnswers(conn: Connection, signal?: AbortSignal
   if (conn.source === "embedded") return;
   const problem = await conn.api.health(SERVER_CHECK_TIMEOUT_MS, signal);
   if (problem !== null) {
-    throw new ApiError(
-      0,
-      "server_unreachable",
-      `could not reach ${conn.server}: ${problem}`,
-    );
+    throw new ApiError(0, "server_unreachable", `could not reach ${conn.server}: ${problem}`);
   }
 }
 
