@@ -12,7 +12,7 @@ import {
   responseOf,
   startResponsesDouble,
 } from "../client/responses-double.ts";
-import { codexEnv, codexHome, ensureCodex } from "../support/codex.ts";
+import { codexEnv, codexHome, ensureCodex, stopCodexDaemons } from "../support/codex.ts";
 import { eventually } from "../support/eventually.ts";
 import { ensureGeminiCli, geminiEnv, geminiHome } from "../support/gemini.ts";
 
@@ -120,10 +120,13 @@ afterAll(() => {
 
 describe.skipIf(skipCodex)("--on-teleport codex with the real Codex CLI", () => {
   let double: ResponsesDouble;
+  /** The Codex homes the tests ran in, and the environment they ran under. */
+  const homes: { home: string; env: Record<string, string> }[] = [];
   beforeAll(async () => {
     double = await startResponsesDouble();
   });
   afterAll(async () => {
+    if (codex.ok) for (const h of homes) stopCodexDaemons(codex.bin, h.home, h.env);
     await double?.close();
   });
 
@@ -138,6 +141,7 @@ describe.skipIf(skipCodex)("--on-teleport codex with the real Codex CLI", () => 
       userConfig: `[projects.${JSON.stringify(repo)}]\ntrust_level = "trusted"\n`,
     });
     const env = codexEnv({ codexHome: home });
+    homes.push({ home, env });
     const planFile = join(repo, "plan.md");
 
     const fresh = presetLaunch("codex", { plan: planWith("FIRST-PLAN"), planFile, fresh: true });

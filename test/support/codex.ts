@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -90,4 +91,25 @@ export function codexEnv(opts: {
     [KEY_VARIABLE]: "sk-test-double",
     ...opts.extra,
   };
+}
+
+/**
+ * Ends what Codex's interactive UI leaves behind in a test's `codexHome`: it starts an
+ * app-server daemon (and its pid-update loop) from that home that outlives the UI. `codex
+ * app-server daemon stop` stops the server; anything still running from that home (a folder
+ * only this test uses) is sent SIGTERM by its pid.
+ */
+export function stopCodexDaemons(bin: string, home: string, env: Record<string, string>): void {
+  try {
+    execFileSync(bin, ["app-server", "daemon", "stop"], { env, stdio: "ignore", timeout: 60_000 });
+  } catch {
+    // No daemon was running, or it had gone already.
+  }
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(home)) process.kill(Number(pid));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
 }
