@@ -53,7 +53,8 @@ interface PresetSpec {
 /**
  * Each agent's real flags (from `--help` of @anthropic-ai/claude-code 2.1.328, @openai/codex
  * 0.169.0, @google/gemini-cli 0.61.0 and opencode-ai 1.18.33; aider-chat's documented
- * options). "Implement here" continues the agent's most recent conversation in this directory
+ * options). The codex and gemini argv are run with the real binaries in a terminal by
+ * test/e2e/agent-presets.test.ts. "Implement here" continues the agent's most recent conversation in this directory
  * — the context the user planned from — and "start a new session" starts a fresh one.
  */
 const PRESETS: Record<PresetName, PresetSpec> = {

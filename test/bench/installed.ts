@@ -8,6 +8,7 @@ import { freePort } from "../../local-client/embedded/worker-process.ts";
 import { PACKAGE_ROOT } from "../../local-client/package-root.ts";
 import { fixtureRepo } from "../client/fixture-repo.ts";
 import { packAndInstall } from "../support/installed-package.ts";
+import { benchMcpStart } from "./mcp-start.ts";
 import { type BenchRow, infoRow, limitRow, median, ratioRow } from "./rows.ts";
 import type { BenchWorker } from "./worker.ts";
 
@@ -151,6 +152,8 @@ export async function benchInstalled(
       maxRatio: 3,
     }),
   );
+
+  rows.push(await benchMcpStart({ server: worker.url, token: worker.token, runs }));
 
   rows.push(...(await coldStart(runs)));
 

@@ -16,8 +16,11 @@ import type { RecordedRequest, ScriptedResponse } from "./anthropic-double-types
 
 /** What one provider's API looks like to the double. */
 export interface DoubleApi {
-  /** The API path under the lane, e.g. `/v1/messages`. */
-  path: string;
+  /**
+   * The API path under the lane, e.g. `/v1/messages`; a pattern where the path names the model
+   * (Gemini's `/v1beta/models/<model>:streamGenerateContent`).
+   */
+  path: string | RegExp;
   /** What the real API would refuse in this request (a sentence), or null. */
   wireProblem(req: IncomingMessage, body: unknown): string | null;
   /** An error body in the provider's shape. */
@@ -45,6 +48,8 @@ export interface DoubleApi {
    * provider's server-sent events. Absent: the double answers every request with JSON.
    */
   streamEvents?(body: unknown): string;
+  /** Whether a request asks for a stream; default: its body says `"stream": true`. */
+  streamed?(url: URL, body: unknown): boolean;
 }
 
 /**
@@ -99,7 +104,9 @@ export async function startProviderDouble(api: DoubleApi): Promise<ProviderDoubl
     }
     return l;
   };
-  const apiRoute = new RegExp(`^/t/([\\w-]+)${api.path.replaceAll("/", "\\/")}$`);
+  const apiPath =
+    typeof api.path === "string" ? api.path.replaceAll("/", "\\/") : `(?:${api.path.source})`;
+  const apiRoute = new RegExp(`^/t/([\\w-]+)${apiPath}$`);
 
   const server: Server = createServer(async (req, res) => {
     try {
@@ -180,7 +187,9 @@ export async function startProviderDouble(api: DoubleApi): Promise<ProviderDoubl
         recorded.simulated_usage = simulated.usage;
         reply = { ...next, body: simulated.body };
       }
-      const streamed = (body as { stream?: unknown } | null)?.stream === true;
+      const streamed = api.streamed
+        ? api.streamed(url, body)
+        : (body as { stream?: unknown } | null)?.stream === true;
       const sendReply = () => {
         recorded.answered_at = Date.now();
         if (streamed && api.streamEvents && reply.raw === undefined && reply.status === 200) {
