@@ -34,6 +34,15 @@ export async function runMcp(flags: { server?: string; token?: string }): Promis
   const transport = new StdioServerTransport(process.stdin, protocolOut);
   const closed = new Promise<void>((resolve) => {
     const done = () => resolve();
+    // A client that stops reading (`planport mcp | head`, a crashed agent) closes the pipe: the
+    // next write fails with EPIPE. The session is over, not a crash.
+    const writeFailed = (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EPIPE")
+        process.stderr.write(`planport mcp: ${terminalText(String(err))}\n`);
+      done();
+    };
+    stdout.on("error", writeFailed);
+    protocolOut.on("error", writeFailed);
     transport.onclose = done;
     process.stdin.once("end", done);
     process.stdin.once("close", done);
