@@ -52,7 +52,16 @@ export function phaseChanges(
 }
 
 /** The columns of the watch table. */
-export const WATCH_HEADER = ["ID", "TITLE", "PHASE", "REJ", "AGE", "PLANNER", "COST"] as const;
+export const WATCH_HEADER = [
+  "ID",
+  "TITLE",
+  "PHASE",
+  // How often the reviewer asked to keep planning (the review page's button).
+  "KEEP PLANNING",
+  "AGE",
+  "PLANNER",
+  "COST",
+] as const;
 
 const TITLE_MAX_CHARS = 40;
 

@@ -3,7 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorkerProcess, type WorkerProcess } from "../../local-client/embedded/worker-process.ts";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
 import { type Session, TERMINAL_POLL_WINDOW_MS } from "../../src/protocol/index.ts";
 import { FEEDBACK, GREETING_PROMPT, GREETING_TITLE, greetingScript } from "./revision-scenario.ts";
 import { expectNothingRan, launchChromium, waitForReviewScript, watchedPage } from "./support.ts";

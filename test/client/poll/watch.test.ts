@@ -105,8 +105,16 @@ describe("phaseChanges", () => {
 });
 
 describe("watchRows", () => {
-  it("has id, title, phase, rejections, age, planner and cost, in the header's order", () => {
-    expect(WATCH_HEADER).toEqual(["ID", "TITLE", "PHASE", "REJ", "AGE", "PLANNER", "COST"]);
+  it("has id, title, phase, keep planning, age, planner and cost, in the header's order", () => {
+    expect(WATCH_HEADER).toEqual([
+      "ID",
+      "TITLE",
+      "PHASE",
+      "KEEP PLANNING",
+      "AGE",
+      "PLANNER",
+      "COST",
+    ]);
     const rows = watchRows(
       [
         session("ses_a", "plan_ready", {
