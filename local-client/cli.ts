@@ -107,17 +107,17 @@ export function buildProgram(done: (code: number) => void): Command {
     program
       .command("review")
       .description(
-        "review a session's plan in this terminal: answer, approve, send here, keep planning, stop",
+        "review a session's plan in this terminal: answer, approve and run in the cloud, approve and send to terminal, keep planning, stop session",
       )
       .argument("<session-id>"),
   )
     .option(
       "--plans-dir <dir>",
-      "where a plan sent here is written (inside the repository; default ~/.planport/plans)",
+      "where a plan sent to this terminal is written (inside the repository; default ~/.planport/plans)",
     )
     .option(
       "--on-teleport <cmd>",
-      "claude, codex, gemini, aider or opencode, or a shell command: what a plan sent here is handed to",
+      "claude, codex, gemini, aider or opencode, or a shell command: what a plan sent to this terminal is handed to",
     )
     .option("--repo <dir>", "the repository the plan is for (default: the current directory)")
     .option("--interval <duration>", "time between polls (ms, s, m)", "3s")

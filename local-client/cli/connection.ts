@@ -14,8 +14,34 @@ export interface Connection {
   token: string;
   source: ServerSource;
   api: Api;
-  /** Leaves the embedded worker (it stops when nothing else needs it); a no-op otherwise. */
-  release(): Promise<void>;
+  /**
+   * Leaves the embedded worker (it stops when nothing else needs it); a no-op otherwise.
+   * Resolves with the worker this command started when it keeps running, which it also says in
+   * a note unless `quiet` (the caller then says it in its own words).
+   */
+  release(opts?: { quiet?: boolean }): Promise<KeptRunning | null>;
+}
+
+/** The embedded worker a command started and leaves running, for the sessions open in it. */
+export interface KeptRunning {
+  server: string;
+  pid: number;
+  openSessions: number;
+}
+
+/**
+ * The sentence for a worker left running: where, why, and how to stop it.
+ *
+ * @example
+ * keptRunningText({ server: "http://127.0.0.1:8787", pid: 42, openSessions: 1 })
+ * // → "The local planport worker keeps running at http://127.0.0.1:8787 (pid 42) for 1 open session(s); …"
+ */
+export function keptRunningText(kept: KeptRunning): string {
+  const why =
+    kept.openSessions > 0
+      ? ` for ${kept.openSessions} open session(s); \`planport stop <id>\` closes one,`
+      : ";";
+  return `The local planport worker keeps running at ${kept.server} (pid ${kept.pid})${why} \`planport embedded --stop\` stops the worker.`;
 }
 
 export type ResolvedServer =
@@ -114,13 +140,14 @@ export async function connect(
   const resolved = serverFor(flags, env);
   if (resolved.kind === "remote") {
     const api = createApi({ server: resolved.server, token: resolved.token, signal: ui.signal });
-    return { ...resolved, api, release: async () => {} };
+    return { ...resolved, api, release: async () => null };
   }
   // Loaded only when used: a command against a configured server never pays for it.
   const { useEmbeddedWorker } = await import("../embedded/worker.ts");
   const local = await useEmbeddedWorker({
     env,
-    onStart: () => ui.status("starting the local planport worker…"),
+    // A line of its own, not a spinner's text: it stays on screen (the README's transcript).
+    onStart: () => ui.note("starting the local planport worker…"),
   });
   const api = createApi({ server: local.server, token: local.token, signal: ui.signal });
   return {
@@ -128,16 +155,13 @@ export async function connect(
     token: local.token,
     source: "embedded",
     api,
-    async release() {
+    async release(opts = {}) {
       const { stopped, openSessions } = await local.release();
       // Said by the process that started it: that is where the user expects it to end.
-      if (local.started && !stopped && openSessions.length > 0) {
-        ui.note(
-          `The local planport worker keeps running at ${local.server} (pid ${local.pid}) for ` +
-            `${openSessions.length} open session(s); \`planport stop <id>\` closes one, ` +
-            "`planport embedded --stop` stops the worker.",
-        );
-      }
+      if (!local.started || stopped) return null;
+      const kept = { server: local.server, pid: local.pid, openSessions: openSessions.length };
+      if (opts.quiet !== true && openSessions.length > 0) ui.note(keptRunningText(kept));
+      return kept;
     },
   };
 }

@@ -1,6 +1,6 @@
-import type { Session } from "../../src/protocol/index.ts";
+import { keepPlanningCount, type Session } from "../../src/protocol/index.ts";
 import { abortAfter } from "../http/abort-after.ts";
-import { withRetry } from "../http/api.ts";
+import { createApi, withRetry } from "../http/api.ts";
 import { PollError, type PollProgress, pollTimeoutError } from "../poll/error.ts";
 import { POLL_TIMEOUT_MS, pollForApprovedExitPlanMode, systemClock } from "../poll/poller.ts";
 import { ExitPlanModeScanner } from "../poll/scanner.ts";
@@ -12,15 +12,18 @@ import {
   removeSidecar,
   saveSidecar,
 } from "../poll/sidecar.ts";
-import type { CollectedTree, SnapshotProgress } from "../snapshot/build.ts";
+import type { SnapshotProgress } from "../snapshot/build.ts";
 import { repositoryPlace, taskWithArea } from "../snapshot/repository-place.ts";
 import type { SentSnapshot } from "../snapshot/send.ts";
 import { collectRepository, uploadRepository } from "../snapshot/upload.ts";
+import { terminalText } from "../terminal/text.ts";
 import { errorText, pollErrorText } from "./advice.ts";
 import {
   assertServerAnswers,
   type Connection,
   connect,
+  type KeptRunning,
+  keptRunningText,
   type ServerSource,
   serverFor,
 } from "./connection.ts";
@@ -45,11 +48,17 @@ import { refuseWait } from "./sentences.ts";
 
 export type { PlanFlags, PollFlags };
 
-/** Ctrl-C once: stop polling gracefully (exit 130). Twice: leave at once. */
-function interruptOnSigint(): { signal: AbortSignal; dispose: () => void } {
+/**
+ * Ctrl-C once: stop polling gracefully (exit 130). Twice: leave at once, first saying what is
+ * left running (`leaving`, when given).
+ */
+function interruptOnSigint(leaving?: () => string): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const onSigint = () => {
-    if (controller.signal.aborted) process.exit(EXIT.interrupted);
+    if (controller.signal.aborted) {
+      if (leaving) process.stderr.write(`\nplanport: ${terminalText(leaving())}\n`);
+      process.exit(EXIT.interrupted);
+    }
     controller.abort();
   };
   process.on("SIGINT", onSigint);
@@ -64,8 +73,11 @@ function interruptOnSigint(): { signal: AbortSignal; dispose: () => void } {
  */
 export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<number> {
   const reporter = createReporter({ json: flags.json === true, quiet: flags.quiet === true });
-  const interrupt = interruptOnSigint();
+  // How far it got, for what a Ctrl-C leaves behind: nothing before the session is created.
+  let stage: StartStage = { kind: "starting" };
   let conn: Connection | null = null;
+  const interrupt = interruptOnSigint(() => leavingText(stage, conn));
+  let connecting: Promise<Connection> | null = null;
   // Where the server came from, for a failure before the connection is made.
   let source: ServerSource | undefined;
   try {
@@ -80,7 +92,7 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
     const approvers = approversFlag(flags.approvers);
     // The embedded worker (if needed) starts while the snapshot is being built; a server the
     // user named is asked first, so nothing is collected for a server that is not there.
-    const connecting = connect(flags, { ...reporter, signal: interrupt.signal }).then(async (c) => {
+    connecting = connect(flags, { ...reporter, signal: interrupt.signal }).then(async (c) => {
       try {
         await assertServerAnswers(c, interrupt.signal);
         return c;
@@ -93,25 +105,25 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
     const target = serverFor(flags);
     source = target.kind === "remote" ? target.source : "embedded";
     if (target.kind === "remote") conn = await connecting;
-    reporter.status(
+    // A line, not the spinner's text: it stays on screen (the README's transcript).
+    reporter.note(
       `snapshotting ${settings.repoRoot}${place.area === null ? "" : ` (area: ${place.area})`}…`,
     );
     const onProgress = ({ phase, done, total }: SnapshotProgress) =>
       reporter.status(`snapshot: ${phase} ${done}/${total} files`);
-    let tree: CollectedTree;
-    try {
-      tree = await collectRepository(settings.repoRoot, { onProgress, signal: interrupt.signal });
-    } catch (err) {
-      await (await connecting.catch(() => null))?.release();
-      throw err;
-    }
+    const tree = await collectRepository(settings.repoRoot, {
+      onProgress,
+      signal: interrupt.signal,
+    });
     conn = await connecting;
     const api = conn.api;
-    if (interrupt.signal.aborted) return interruptedEarly(reporter);
+    interrupt.signal.throwIfAborted();
     const snapshot = await uploadRepository(api, conn, tree, {
       onProgress,
       signal: interrupt.signal,
     });
+    // The counters are done: the spinner goes, the snapshot's line stays.
+    reporter.pause();
     reporter.note(snapshotNote(snapshot));
     const request = {
       prompt: task,
@@ -120,11 +132,18 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
       ...(seedPlan !== undefined && { seed_plan: seedPlan }),
       ...(approvers !== undefined && { approvers }),
     };
+    interrupt.signal.throwIfAborted();
+    stage = { kind: "creating" };
     if (planners.length > 1) {
       return await runGroup(conn, { request, planners }, settings, reporter, interrupt.signal);
     }
-    // Not retried: creating twice would start two sessions.
-    const session = await api.createSession({ ...request, planner: planners[0] });
+    // Not retried: creating twice would start two sessions. Not cut short by Ctrl-C either:
+    // a request cut mid-way may still have created it, and then no one could say which it is.
+    const session = await createApi({ server: conn.server, token: conn.token }).createSession({
+      ...request,
+      planner: planners[0],
+    });
+    stage = { kind: "created", sessionId: session.id };
     reporter.session(session.id, session.review_url);
     const release = acquirePollLock(session.id);
     try {
@@ -136,13 +155,56 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
       release();
     }
   } catch (err) {
-    if (interrupt.signal.aborted) return interruptedEarly(reporter);
+    // A failure while the worker was still being started: it is released all the same.
+    conn ??= (await connecting?.catch(() => null)) ?? null;
+    if (interrupt.signal.aborted && stage.kind === "starting") {
+      const kept = await conn?.release({ quiet: true }).catch(() => null);
+      conn = null;
+      return interruptedBeforeSession(reporter, kept ?? null);
+    }
+    if (interrupt.signal.aborted)
+      return interruptedEarly(reporter, stage.kind === "created" ? stage.sessionId : null);
     return failEarly(reporter, err, null, conn?.source ?? source);
   } finally {
     interrupt.dispose();
     reporter.pause();
     await conn?.release().catch(() => {});
   }
+}
+
+/** How far `plan` got before the session: what a Ctrl-C leaves behind depends on it. */
+type StartStage =
+  | { kind: "starting" }
+  | { kind: "creating" }
+  | { kind: "created"; sessionId: string };
+
+/** What a second Ctrl-C (leaving at once) leaves running. */
+function leavingText(stage: StartStage, conn: Connection | null): string {
+  switch (stage.kind) {
+    case "starting":
+      // A worker still starting is stopped as this process exits (worker-process.ts).
+      return conn?.source === "embedded"
+        ? "interrupted before a session was started; the local planport worker may keep running: `planport embedded --stop` stops it."
+        : "interrupted before a session was started: nothing is left running.";
+    case "creating":
+      return "interrupted while the session was being created: it may exist; `planport list` shows it and `planport attach <id>` picks it up.";
+    case "created":
+      return `interrupted; session ${stage.sessionId} keeps running: \`planport attach ${stage.sessionId}\` picks it up.`;
+  }
+}
+
+/** Ctrl-C before any session existed: says what is left running (issue 26), exit 130. */
+function interruptedBeforeSession(reporter: Reporter, kept: KeptRunning | null): number {
+  reporter.error({
+    reason: "stopped",
+    message:
+      kept === null
+        ? "interrupted before a session was started: nothing is left running."
+        : `interrupted before a session was started. ${keptRunningText(kept)}`,
+    sessionId: null,
+    rejectCount: 0,
+  });
+  return EXIT.interrupted;
 }
 
 /** `planport attach <id>`: resumes polling where it stopped (Ctrl-C, lost network, timeout). */
@@ -186,14 +248,14 @@ export async function runAttach(sessionId: string, flags: PollFlags): Promise<nu
       throw err;
     }
     if (sidecar && sidecar.scanner.rejectCount > 0) {
-      reporter.note(`resuming (${sidecar.scanner.rejectCount} rejection(s) so far)`);
+      reporter.note(`resuming (${keepPlanningCount(sidecar.scanner.rejectCount)} so far)`);
     }
     return await pollSession(conn, session, settings, reporter, interrupt.signal, {
       resume,
       startedAt,
     });
   } catch (err) {
-    if (interrupt.signal.aborted) return interruptedEarly(reporter);
+    if (interrupt.signal.aborted) return interruptedEarly(reporter, sessionId);
     if (err instanceof PollError) return reportPollError(reporter, err);
     return failEarly(reporter, err, sessionId, conn?.source);
   } finally {
@@ -256,12 +318,14 @@ function reportPollError(reporter: Reporter, err: PollError): number {
   return exitCodeForReason(err.reason);
 }
 
-function interruptedEarly(reporter: Reporter): number {
+function interruptedEarly(reporter: Reporter, sessionId: string | null): number {
   reporter.error({
     reason: "stopped",
     message:
-      "Interrupted before polling started. If the session was already created, `planport list` shows it and `planport attach <id>` picks it up.",
-    sessionId: null,
+      sessionId === null
+        ? "Interrupted before polling started. If the session was already created, `planport list` shows it and `planport attach <id>` picks it up."
+        : `Interrupted before polling started; session ${sessionId} keeps running: \`planport attach ${sessionId}\` picks it up.`,
+    sessionId,
     rejectCount: 0,
   });
   return EXIT.interrupted;

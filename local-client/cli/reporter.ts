@@ -1,3 +1,4 @@
+import { keepPlanningCount } from "../../src/protocol/index.ts";
 import type { PollOutcome, PollPhase } from "../poll/poller.ts";
 import { notificationBytes, notificationProtocol, notificationText } from "../terminal/notify.ts";
 import { terminalJson, terminalLine, terminalText, truncateLine } from "../terminal/text.ts";
@@ -6,10 +7,14 @@ import type { ErrorReason } from "./exit-codes.ts";
 /**
  * How `plan` and `attach` talk to the user, in three modes:
  * - `json`: only the NDJSON lines of docs/PROTOCOL.md on stdout (warnings still go to stderr);
- * - `tty`: a one-line spinner on stderr showing the phase, with notes printed above it; when the
- *   plan is ready or input is needed it also rings the bell and sends a desktop notification
- *   where the terminal has one (notify.ts), unless `quiet`;
+ * - `tty`: the lines `plain` prints, and below them a one-line spinner on stderr animating what
+ *   is under way (the phase, a snapshot's counters, the wait for a decision); a line that states
+ *   a fact is never erased by it (issue 26: the README's transcript is what a terminal shows).
+ *   When the plan is ready or input is needed it also rings the bell and sends a desktop
+ *   notification where the terminal has one (notify.ts), unless `quiet`;
  * - `plain`: one line per change on stderr (logs, CI).
+ * The words are the review page's (src/protocol/decision-words.ts): a rejection is "keep
+ * planning" for people, while the JSON keeps CONTRACT's `rejected` and `reject_count`.
  * Everything it prints passes through {@link terminalText} (links, titles, the server's and the
  * session's messages are not ours); NDJSON lines are exact JSON with terminal-unsafe characters
  * escaped ({@link terminalJson}).
@@ -30,7 +35,10 @@ export interface Reporter {
   note(message: string): void;
   /** Always shown, on stderr. */
   warn(message: string): void;
-  /** A transient status (the spinner text on a TTY; throttled lines otherwise). */
+  /**
+   * A transient status, such as a counter ticking up (the spinner text on a TTY; throttled
+   * lines otherwise). A fact that must stay on screen is a `note`.
+   */
   status(message: string): void;
   session(id: string, reviewUrl: string): void;
   /** A best-of-N group was started: its name and sessions (in place of `session`). */
@@ -38,7 +46,7 @@ export interface Reporter {
   phase(phase: PollPhase, reviewUrl: string): void;
   /** How many plans of a group wait for review. */
   progress(ready: number, total: number): void;
-  /** A rejection; `sessionId` names the session of a group it happened in. */
+  /** The reviewer asked to keep planning; `sessionId` names the session of a group it happened in. */
   rejected(rejectCount: number, sessionId?: string): void;
   outcome(outcome: Outcome): void;
   error(e: {
@@ -162,6 +170,47 @@ const SPINNER_FRAME_MS = 120;
 const PLAIN_STATUS_EVERY_MS = 2_000;
 
 /**
+ * What the spinner shows while a phase lasts: the phase's own line for research (kept as a
+ * line when the phase ends, as `plain` prints it), and for a plan or a question, whose line with
+ * the whole link is printed at once, the wait for the reader.
+ */
+function phaseSpin(phase: PollPhase, reviewUrl: string): { text: string; keep: boolean } {
+  switch (phase) {
+    case "running":
+      return { text: phaseText(phase, reviewUrl), keep: true };
+    case "needs_input":
+      return { text: "waiting for your answer…", keep: false };
+    case "plan_ready":
+      return { text: "waiting for your decision…", keep: false };
+  }
+}
+
+/**
+ * The line for "the reviewer asked to keep planning", with the count so far.
+ *
+ * @example
+ * keepPlanningLine(1) // → "keep planning (1 so far): the planner is revising"
+ */
+export function keepPlanningLine(n: number, sessionId?: string): string {
+  const who = sessionId === undefined ? "" : `${terminalLine(sessionId)}: `;
+  return `${who}keep planning (${n} so far): the planner is revising`;
+}
+
+/**
+ * How a poll ended, in the decisions' words.
+ *
+ * @example
+ * outcomeLine({ kind: "teleport", rejectCount: 1, planFile: "/p.md", … })
+ * // → "plan approved and sent to terminal (after keep planning ×1): /p.md"
+ */
+export function outcomeLine(o: Outcome): string {
+  const after = o.rejectCount > 0 ? ` (after ${keepPlanningCount(o.rejectCount)})` : "";
+  return o.kind === "approved"
+    ? `plan approved to run in the cloud${after}`
+    : `plan approved and sent to terminal${after}${o.planFile ? `: ${terminalLine(o.planFile)}` : ""}`;
+}
+
+/**
  * `notifyEnv`: the environment that says which notification the terminal shows; null sends
  * none (not a TTY, or `--quiet`).
  */
@@ -170,7 +219,8 @@ function humanReporter(
   tty: boolean,
   notifyEnv: NodeJS.ProcessEnv | null,
 ): Reporter {
-  let text = "";
+  // The spinner's text, and whether it is a fact to keep as a line once it stops showing.
+  let spinning = { text: "", keep: false };
   // What a notification names: the session (or group) being waited for.
   let subject = "";
   const notify = (phase: PollPhase) => {
@@ -189,18 +239,26 @@ function humanReporter(
   const draw = () => {
     // A line that wraps cannot be redrawn with \r; keep it within the terminal's width.
     const columns = stderr.columns || 80;
-    const shown = truncateLine(text, columns - 3);
+    const shown = truncateLine(spinning.text, columns - 3);
     stderr.write(`\r\x1b[2K${SPINNER_FRAMES[frame % SPINNER_FRAMES.length]} ${shown}`);
     frame += 1;
+  };
+  /** Ends the spinner's line: a fact is left as a plain line, anything else is erased. */
+  const settle = () => {
+    if (!tty || !timer) return;
+    clear();
+    if (spinning.keep) stderr.write(`${spinning.text}\n`);
+    spinning = { text: "", keep: false };
   };
   const print = (m: string) => {
     clear();
     stderr.write(`${terminalText(m)}\n`);
     if (tty && timer) draw();
   };
-  const spin = (m: string) => {
-    text = terminalLine(m);
+  const spin = (m: string, keep = false) => {
     if (!tty) return;
+    settle();
+    spinning = { text: terminalLine(m), keep };
     if (!timer) {
       // A hand-drawn spinner rather than @clack's: clack's puts stdin in raw mode and exits
       // with 0 on Ctrl-C, which would skip saving the cursor and the 130 exit code.
@@ -210,7 +268,7 @@ function humanReporter(
     draw();
   };
   const pause = () => {
-    clear();
+    settle();
     if (timer) clearInterval(timer);
     timer = null;
   };
@@ -250,24 +308,22 @@ function humanReporter(
     phase: (phase, url) => {
       // One line: a link with a line break in it could fake the lines around it.
       const reviewUrl = terminalLine(url);
-      // The link is printed whole once (a spinner line may be cut to the terminal's width).
-      if (tty && phase !== "running") print(phaseText(phase, reviewUrl));
-      if (tty) spin(phaseText(phase, reviewUrl));
-      else print(phaseText(phase, reviewUrl));
+      if (!tty) print(phaseText(phase, reviewUrl));
+      else {
+        // The line with the link is printed whole, once (a spinner line is cut to the width).
+        const wait = phaseSpin(phase, reviewUrl);
+        if (!wait.keep) {
+          settle();
+          print(phaseText(phase, reviewUrl));
+        }
+        spin(wait.text, wait.keep);
+      }
       notify(phase);
     },
-    rejected: (n, sessionId) =>
-      print(
-        `${sessionId === undefined ? "" : `${terminalLine(sessionId)}: `}plan rejected (${n} ${n === 1 ? "rejection" : "rejections"} so far) — the planner is revising`,
-      ),
+    rejected: (n, sessionId) => print(keepPlanningLine(n, sessionId)),
     outcome: (o) => {
       pause();
-      const revised = o.rejectCount > 0 ? ` after ${o.rejectCount} rejection(s)` : "";
-      stderr.write(
-        o.kind === "approved"
-          ? `plan approved${revised}\n`
-          : `plan teleported here${revised}${o.planFile ? `: ${terminalLine(o.planFile)}` : ""}\n`,
-      );
+      stderr.write(`${outcomeLine(o)}\n`);
     },
     error: (e) => {
       pause();

@@ -29,7 +29,7 @@ import { refuseWait } from "./sentences.ts";
  * `planport review <id>`: the review page in the terminal. It draws the plan (review/render.ts)
  * and offers what the page offers (review/screen.ts), sending the same API calls. While it is
  * open it polls the session's events exactly as `attach` does (poller.ts, with the sidecar and
- * the poll lock), so it counts as the polling terminal and "approve and send here" is allowed;
+ * the poll lock), so it counts as the polling terminal and "Approve and send to terminal" is allowed;
  * the poll's outcome is handed off as `plan` hands it off (handoff.ts). Beside the poll, it
  * reads the session and plan every interval and draws the screen again when they change.
  */
@@ -198,13 +198,13 @@ async function review(
     ? "You review this plan as an approver: a plan you send to a terminal goes to the requester's terminal."
     : waiter === null
       ? ""
-      : `planport (process ${waiter}) on this machine is waiting for this plan and receives it if you send it here.`;
+      : `planport (process ${waiter}) on this machine is waiting for this plan: a plan you approve and send to terminal goes to it.`;
   try {
     for (;;) {
       if (ended !== null || signal.aborted || reason === "interrupted") break;
       reason = null;
       prompt = new AbortController();
-      const screen = reviewScreen(state);
+      const screen = reviewScreen(state, { waiter });
       draw(state, screen, notice);
       notice = "";
       if (screen.over && decidesOnly) {

@@ -75,22 +75,22 @@ export function runStatus(id: string, flags: ServerFlags): Promise<number> {
         process.stdout.write(`${terminalJson({ ...session, ...extra })}\n`);
         return EXIT.ok;
       }
-      const lines = [sessionDetails(session, Date.now())];
-      if (adherence) {
-        const text = adherence.ok
-          ? adherence.value.sentence
-          : `could not be read: ${errorText(adherence.error, { sessionId: id })}`;
-        lines.push(`${"adherence".padEnd(ADHERENCE_LABEL_WIDTH)}  ${terminalLine(text)}`);
-      }
-      process.stdout.write(`${lines.join("\n")}\n`);
+      const extra: [string, string][] = adherence
+        ? [
+            [
+              "adherence",
+              adherence.ok
+                ? adherence.value.sentence
+                : `could not be read: ${errorText(adherence.error, { sessionId: id })}`,
+            ],
+          ]
+        : [];
+      process.stdout.write(`${sessionDetails(session, Date.now(), extra)}\n`);
       return EXIT.ok;
     },
     id,
   );
 }
-
-/** sessionDetails pads its labels to its longest, "rejections". */
-const ADHERENCE_LABEL_WIDTH = "rejections".length;
 
 function executedRemotely(session: Session): boolean {
   return session.outcome?.kind === "approved" && session.phase === "done";

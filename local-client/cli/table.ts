@@ -41,8 +41,8 @@ export function costLabel(usd: number | null | undefined): string {
 
 /**
  * One row per session: id, title, status, phase, outcome (approved, sent to terminal, stopped,
- * superseded, failed, or "—": `done` alone does not say which), rejections, cost, age, review
- * link.
+ * superseded, failed, or "—": `done` alone does not say which), how often it was asked to keep
+ * planning (the review page's button), cost, age, review link.
  */
 export function sessionTable(
   sessions: readonly Session[],
@@ -59,7 +59,7 @@ export function sessionTable(
     "STATUS",
     "PHASE",
     "OUTCOME",
-    "REJ",
+    KEEP_PLANNING_COLUMN,
     "COST",
     "AGE",
     "REVIEW",
@@ -99,10 +99,19 @@ export function alignColumns(header: readonly string[], rows: readonly string[][
   return [line(header), ...rows.map(line)];
 }
 
+/** The column of `reject_count`, in the review page's words (src/protocol/decision-words.ts). */
+export const KEEP_PLANNING_COLUMN = "KEEP PLANNING";
+
 /**
- * One session, field per line.
+ * One session, field per line. Its two links say which is which: the review link decides, the
+ * share link (team review) only reads.
  */
-export function sessionDetails(s: Session, nowMs: number): string {
+export function sessionDetails(
+  s: Session,
+  nowMs: number,
+  /** More fields, shown after the outcome (status's plan adherence). */
+  extra: readonly [string, string][] = [],
+): string {
   const outcome = s.outcome
     ? `${s.outcome.kind}${s.outcome.execution_target ? ` (${s.outcome.execution_target})` : ""}${s.outcome.subtype ? ` ${s.outcome.subtype}` : ""}`
     : "none yet";
@@ -115,12 +124,16 @@ export function sessionDetails(s: Session, nowMs: number): string {
     ["variant", s.variant ?? "simple"],
     ...(s.group ? ([["group", s.group]] as [string, string][]) : []),
     ...teamFields(s),
-    ["rejections", String(s.reject_count)],
+    ["keep planning", String(s.reject_count)],
     ["outcome", outcome],
+    ...extra,
     ["age", formatAge(nowMs - Date.parse(s.created_at))],
     ["tokens", `${s.usage.input_tokens} in / ${s.usage.output_tokens} out`],
     ["cost", s.usage.cost_usd == null ? "unknown" : costLabel(s.usage.cost_usd)],
-    ["review", s.review_url],
+    ["review (decides)", s.review_url],
+    ...(s.share_url !== undefined && s.share_url !== s.review_url
+      ? ([["share (read-only)", s.share_url]] as [string, string][])
+      : []),
   ];
   const width = Math.max(...fields.map(([k]) => k.length));
   return fields.map(([k, v]) => `${k.padEnd(width)}  ${terminalLine(v)}`).join("\n");
@@ -134,7 +147,5 @@ function teamFields(s: Session): [string, string][] {
     fields.push(["approvers", s.approvers.join(", ")]);
   }
   if (s.decided_by) fields.push(["decided by", personText(s.decided_by)]);
-  if (s.share_url !== undefined && s.share_url !== s.review_url)
-    fields.push(["share", s.share_url]);
   return fields;
 }

@@ -141,6 +141,7 @@ async function startOnce(opts: WorkerProcessOptions): Promise<WorkerProcess> {
   });
 
   const url = `http://127.0.0.1:${port}`;
+  stopOnExit(child);
   try {
     // With a log file the output is there, and the caller shows it.
     await waitUntilHealthy(url, child, () => recent.join("\n"));
@@ -148,6 +149,8 @@ async function startOnce(opts: WorkerProcessOptions): Promise<WorkerProcess> {
     killGroup(child, "SIGKILL");
     await exited;
     throw err;
+  } finally {
+    starting.delete(child);
   }
   // Only once it is ready: until then this process must stay alive to see it exit.
   if (opts.unref) child.unref();
@@ -219,6 +222,24 @@ function builtArgs(opts: WorkerProcessOptions, port: number): string[] {
   for (const [name, value] of Object.entries(opts.vars ?? {}))
     args.push("--var", `${name}=${value}`);
   return args;
+}
+
+/** Workers still starting: nothing has recorded them yet, so no one else could stop them. */
+const starting = new Set<ChildProcess>();
+let exitHookSet = false;
+
+/**
+ * A worker that is not ready when this process exits (a second Ctrl-C during start-up) is
+ * stopped with it, rather than left running where no record names it.
+ */
+function stopOnExit(child: ChildProcess): void {
+  if (!exitHookSet) {
+    exitHookSet = true;
+    process.on("exit", () => {
+      for (const c of starting) killGroup(c, "SIGKILL");
+    });
+  }
+  starting.add(child);
 }
 
 function hasExited(child: ChildProcess): boolean {

@@ -65,7 +65,7 @@ export function createPlanportMcpServer(opts: PlanportMcpOptions): McpServer {
       instructions:
         "planport offloads planning to a remote Plan Mode session the user reviews in the browser. " +
         "Call plan with the task, show the user the review link it returns, then call wait_for_plan with the session id " +
-        "(again whenever it returns still waiting) until the plan is teleported here — then implement it in this conversation.",
+        "(again whenever it returns still waiting) until the plan is sent to terminal (teleported here) — then implement it in this conversation.",
     },
   );
   const { connection, cwd, env } = opts;

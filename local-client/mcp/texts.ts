@@ -1,4 +1,4 @@
-import type { Session } from "../../src/protocol/index.ts";
+import { keepPlanningCount, type Session } from "../../src/protocol/index.ts";
 import { formatDuration } from "../duration.ts";
 import type { PollError } from "../poll/error.ts";
 import { terminalLine, terminalText } from "../terminal/text.ts";
@@ -49,8 +49,8 @@ export function planStartedText(
     `Started planport session ${id} (planner ${terminalLine(session.planner)}${seeded ? ", refining the draft plan sent as seed_plan" : ""}) for: ${terminalLine(session.title)}`,
     `Snapshot: ${snapshot.files} files${skipped}.`,
     `Review link: ${terminalLine(session.review_url)}`,
-    "Show the review link to the user: they read the plan there and decide (approve and send it here, approve for the cloud, keep planning with feedback, or stop).",
-    `Next: ${waitAgain(id)}. It blocks until the plan is decided or its timeout passes; a teleport ("approve and send here") is possible only while it waits.`,
+    'Show the review link to the user: they read the plan there and decide ("Approve and send to terminal" sends it here, "Approve and run in the cloud", "Keep planning" with feedback, or "Stop session").',
+    `Next: ${waitAgain(id)}. It blocks until the plan is decided or its timeout passes; "Approve and send to terminal" (a teleport) is possible only while it waits.`,
   ].join("\n");
 }
 
@@ -74,7 +74,7 @@ export type WaitResult =
  *
  * @example
  * waitResultText({ kind: "teleport", session, plan: "# Plan…", rejectCount: 0, planFile: null })
- * // → { content: [{ text: "The plan for ses_… was approved and sent here (teleported). Implement this plan here…" }] }
+ * // → { content: [{ text: "The plan for ses_… was approved and sent to terminal (teleported here). Implement this plan here…" }] }
  */
 export function waitResultText(result: WaitResult): ToolText {
   switch (result.kind) {
@@ -83,7 +83,7 @@ export function waitResultText(result: WaitResult): ToolText {
       const saved = result.planFile ? ` A copy is saved at ${terminalLine(result.planFile)}.` : "";
       return toolText(
         [
-          `The plan for ${id} was approved and sent here (teleported)${rejections(result.rejectCount)}.${saved}`,
+          `The plan for ${id} was approved and sent to terminal (teleported here)${afterKeepPlanning(result.rejectCount)}.${saved}`,
           "Implement this plan here, in this conversation: work through its steps in this repository, then run its verification.",
           "",
           "<plan>",
@@ -96,7 +96,7 @@ export function waitResultText(result: WaitResult): ToolText {
       const id = terminalLine(result.session.id);
       return toolText(
         [
-          `The plan for ${id} was approved for the cloud${rejections(result.rejectCount)}: the remote session is executing it now — do not implement it here.`,
+          `The plan for ${id} was approved to run in the cloud${afterKeepPlanning(result.rejectCount)}: the remote session is executing it now — do not implement it here.`,
           `Follow it at ${terminalLine(result.session.review_url)}`,
           `When it is done, fetch the changes with pull_changes {"session_id": "${id}"} (add "apply": true to apply them here), or run \`planport pull ${id} --apply\`.`,
         ].join("\n"),
@@ -107,9 +107,10 @@ export function waitResultText(result: WaitResult): ToolText {
   }
 }
 
-function rejections(n: number): string {
+/** How often the reviewer asked to keep planning first, in the review page's words. */
+function afterKeepPlanning(n: number): string {
   if (n === 0) return "";
-  return ` after ${n} rejection${n === 1 ? "" : "s"}`;
+  return ` (after ${keepPlanningCount(n)})`;
 }
 
 function pollErrorResult(err: PollError, reviewUrl: string | null): ToolText {

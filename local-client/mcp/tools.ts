@@ -121,10 +121,10 @@ export const TOOL_DESCRIPTIONS = {
     "Pass seed_plan to have a draft plan refined rather than planned from scratch.",
   wait_for_plan:
     "Wait for a planport session's plan to be decided in its review page (blocks up to timeout_s, ≤ 540 s). " +
-    "While it waits, the reviewer can send the plan here ('approve and send here' / teleport): the result then holds the full plan, to implement in this conversation. " +
-    "It also returns when the plan is approved for the cloud to execute, when the session ends, or when the timeout passes — the text says which and what to do next (on a timeout: call wait_for_plan again with the same session_id).",
+    "While it waits, the reviewer can send the plan here ('Approve and send to terminal', a teleport): the result then holds the full plan, to implement in this conversation. " +
+    "It also returns when the plan is approved to run in the cloud, when the session ends, or when the timeout passes — the text says which and what to do next (on a timeout: call wait_for_plan again with the same session_id).",
   status: "Show one planport session: its phase, status, review link, outcome and usage.",
-  list: "List your planport sessions, newest first: id, title, phase, rejections, age.",
+  list: "List your planport sessions, newest first: id, title, phase, how often the reviewer asked to keep planning, age.",
   stop: "Stop (archive) a planport session: the planner stops and the review page closes its decisions.",
   pull_changes:
     "Fetch the changes a planport session's remote (cloud) execution made, as a unified diff; with apply: true, apply them here with git apply --3way (what `planport pull --apply` does).",

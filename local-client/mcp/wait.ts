@@ -19,7 +19,7 @@ import { DEFAULT_WAIT_S, type WaitArgs } from "./tools.ts";
 /**
  * `wait_for_plan`: the CLI's poll (poller.ts, the scanner, the sidecar and the poll lock), run
  * by the MCP server. While it polls, the server counts this process as the terminal waiting for
- * the plan, so the review page offers "approve and send here". Its progress is saved in the
+ * the plan, so the review page offers "Approve and send to terminal". Its progress is saved in the
  * session's sidecar, so the next call (or `planport attach`) carries on without recounting
  * rejections.
  */
@@ -107,8 +107,7 @@ export async function waitForPlan(args: WaitArgs, ctx: WaitContext): Promise<Too
           phase = next;
           ctx.progress(phaseMessage(next, reviewUrl));
         },
-        onRejected: (n) =>
-          ctx.progress(`the reviewer asked for changes (${n} so far); the planner is revising`),
+        onRejected: (n) => ctx.progress(`keep planning (${n} so far): the planner is revising`),
         onTransientFailure: (n, err) =>
           ctx.progress(`cannot reach the server (${n} in a row): ${terminalLine(err.message)}`),
       });

@@ -181,9 +181,10 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
   }
 
   /** One tick: every new page (≤ MAX_PAGES_PER_TICK), then the phase. */
-  async function tick(): Promise<{ result: ScanResult; phase: PollPhase }> {
+  async function tick(): Promise<{ result: ScanResult; phase: PollPhase; rejected: boolean }> {
     let result: ScanResult = { kind: "unchanged" };
     let newEvents = 0;
+    const rejectedBefore = scanner.rejectCount;
     for (let page = 0; page < MAX_PAGES_PER_TICK; page += 1) {
       const feed = await readPage();
       const before = scanner.rejectCount;
@@ -194,18 +195,19 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
       // Nothing after an approval or an end can change the verdict.
       if (isFinal(result) || !feed.has_more) break;
     }
-    if (isFinal(result)) return { result, phase: phase ?? "running" };
-    if (scanner.hasPendingPlan) return { result, phase: "plan_ready" };
+    const rejected = scanner.rejectCount > rejectedBefore;
+    if (isFinal(result)) return { result, phase: phase ?? "running", rejected };
+    if (scanner.hasPendingPlan) return { result, phase: "plan_ready", rejected };
     // needs_input only on a quiet tick: events still arriving mean the session is at work,
     // whatever its phase said a moment ago.
     if (newEvents > 0) {
       sessionCheckDue = true;
-      return { result, phase: "running" };
+      return { result, phase: "running", rejected };
     }
-    if (!sessionCheckDue) return { result, phase: phase ?? "running" };
+    if (!sessionCheckDue) return { result, phase: phase ?? "running", rejected };
     const session = await withinDeadline((call) => api.sessionState(sessionId, call));
     sessionCheckDue = false;
-    return { result, phase: pollPhaseOf(session) ?? phase ?? "running" };
+    return { result, phase: pollPhaseOf(session) ?? phase ?? "running", rejected };
   }
 
   for (;;) {
@@ -213,7 +215,7 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
     if (deadline - clock.now() <= 0) throw timeout();
     let waitMs = intervalMs;
     try {
-      const { result, phase: next } = await tick();
+      const { result, phase: next, rejected } = await tick();
       failures = 0;
       opts.onProgress?.(progress());
       if (result.kind === "approved" || result.kind === "teleport") {
@@ -231,6 +233,12 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
           subtype,
           ...(message ? { sessionMessage: message } : {}),
         });
+      }
+      // A plan sent back went to the planner and a new one came within one tick: the phase
+      // passed through running all the same, and the new plan is announced as the first was.
+      if (rejected && phase === "plan_ready") {
+        phase = "running";
+        opts.onPhaseChange?.("running");
       }
       if (next !== phase) {
         phase = next;

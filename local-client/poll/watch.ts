@@ -58,7 +58,8 @@ export const WATCH_HEADER = [
   "TITLE",
   "PHASE",
   "OUTCOME",
-  "REJ",
+  // How often the reviewer asked to keep planning (the review page's button).
+  "KEEP PLANNING",
   "AGE",
   "PLANNER",
   "COST",

@@ -77,7 +77,9 @@ export async function act(
       return "Approved: the plan runs in the cloud now.";
     case "teleport":
       await decide("teleport");
-      return "Approved and sent here: waiting for the plan to arrive…";
+      return screen.waiter === null
+        ? "Approved and sent to terminal: waiting for the plan to arrive…"
+        : `Approved and sent to terminal: planport (process ${screen.waiter}) receives it.`;
     case "feedback": {
       const typed = await text({
         message: "What should the planner change?",

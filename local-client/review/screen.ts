@@ -1,4 +1,6 @@
 import {
+  DECISION_LABELS,
+  keepPlanningCount,
   MAX_APPROVABLE_PLAN_CHARS,
   type PlanFile,
   QuestionInputSchema,
@@ -45,7 +47,7 @@ export interface QuestionPrompt {
 }
 
 export interface ReviewScreen {
-  /** Header lines: title, session, phase, revision, rejections. */
+  /** Header lines: title, session, phase, revision, how often the reviewer kept it planning. */
   header: string[];
   /** One sentence: what is happening and what the reader can do. */
   hint: string;
@@ -58,6 +60,11 @@ export interface ReviewScreen {
   withheld: string[];
   /** The session is over: nothing more can be decided. */
   over: boolean;
+  /**
+   * The pid of another planport on this machine that waits for this plan (`plan`, `attach`):
+   * a plan sent to terminal goes to it, not to this review.
+   */
+  waiter: number | null;
 }
 
 /** The value of the "Other" option: picking it asks for a typed answer. */
@@ -83,13 +90,19 @@ export function screenKey(state: ReviewState): string {
 }
 
 /**
- * What the review shows and offers for a session.
+ * What the review shows and offers for a session, in the review page's words
+ * (src/protocol/decision-words.ts). `waiter`: the pid of another planport here that waits for
+ * the plan, named in the send option before it is chosen.
  *
  * @example
  * reviewScreen({ session, plan }).choices.map((c) => c.value)
  * // → ["teleport", "feedback", "feedback_editor", "stop"] (a planner that cannot execute)
  */
-export function reviewScreen(state: ReviewState): ReviewScreen {
+export function reviewScreen(
+  state: ReviewState,
+  opts: { waiter?: number | null } = {},
+): ReviewScreen {
+  const waiter = opts.waiter ?? null;
   const { session, plan } = state;
   const pending = session.pending ?? null;
   const over = session.status === "archived" || session.phase === "done";
@@ -118,28 +131,38 @@ export function reviewScreen(state: ReviewState): ReviewScreen {
         });
       } else {
         withheld.push(
-          `The ${terminalLine(session.planner)} planner cannot carry out plans in the cloud; send the plan here instead, or keep planning.`,
+          `The ${terminalLine(session.planner)} planner cannot carry out plans in the cloud; approve and send it to terminal instead, or keep planning.`,
         );
       }
       choices.push(
         session.your_role === "approver"
           ? {
               value: "teleport",
-              label: "Approve and send to the requester's terminal",
+              label: `${DECISION_LABELS.teleport} (to the requester's terminal)`,
               hint: "the requester's planport receives the plan and hands it off",
             }
-          : {
-              value: "teleport",
-              label: "Approve and send here",
-              hint: "teleport the plan to this terminal and hand it off",
-            },
+          : waiter !== null
+            ? {
+                value: "teleport",
+                label: `${DECISION_LABELS.teleport} (to the planport already waiting in another process, pid ${waiter})`,
+                hint: "it hands the plan off; this review ends",
+              }
+            : {
+                value: "teleport",
+                label: DECISION_LABELS.teleport,
+                hint: "teleport the plan to this terminal and hand it off here",
+              },
       );
     }
     choices.push(
-      { value: "feedback", label: "Keep planning, with feedback", hint: "type what should change" },
+      {
+        value: "feedback",
+        label: `${DECISION_LABELS.reject}, with feedback`,
+        hint: "type what should change",
+      },
       {
         value: "feedback_editor",
-        label: "Keep planning, feedback written in $EDITOR",
+        label: `${DECISION_LABELS.reject}, feedback written in $EDITOR`,
         hint: "for longer feedback",
       },
     );
@@ -148,7 +171,7 @@ export function reviewScreen(state: ReviewState): ReviewScreen {
   if (!pending && !over) {
     choices.push({ value: "message", label: "Send a message to the planner" });
   }
-  if (!over) choices.push({ value: "stop", label: "Stop the session", hint: "archive it" });
+  if (!over) choices.push({ value: "stop", label: DECISION_LABELS.stop, hint: "archive it" });
   return {
     header: headerLines(state),
     hint: hintFor(session, asking, deciding),
@@ -157,20 +180,19 @@ export function reviewScreen(state: ReviewState): ReviewScreen {
     choices,
     withheld,
     over,
+    waiter,
   };
 }
 
 function headerLines({ session, plan }: ReviewState): string[] {
-  const rejections =
-    session.reject_count === 0
-      ? ""
-      : ` · ${session.reject_count} ${session.reject_count === 1 ? "rejection" : "rejections"}`;
+  const keptPlanning =
+    session.reject_count === 0 ? "" : ` · ${keepPlanningCount(session.reject_count)}`;
   const revision = plan
     ? `revision ${plan.revision}${plan.edited_by_user ? " (edited)" : ""}`
     : "no plan yet";
   return [
     `planport review · ${terminalLine(session.title)}`,
-    `${terminalLine(session.id)} · ${terminalLine(session.planner)} planner · phase: ${PHASE_LABELS[session.phase]} · ${revision}${rejections}`,
+    `${terminalLine(session.id)} · ${terminalLine(session.planner)} planner · phase: ${PHASE_LABELS[session.phase]} · ${revision}${keptPlanning}`,
   ];
 }
 
@@ -191,9 +213,13 @@ function hintFor(session: Session, asking: boolean, deciding: boolean): string {
         case "approved":
           return `The approved plan was carried out in the cloud: planport pull ${terminalLine(session.id)} fetches the changes.`;
         case "teleport":
-          return "The plan was approved and sent to a terminal.";
+          return "The plan was approved and sent to terminal.";
         case "terminated":
-          return "The session ended before a plan was approved.";
+          return session.outcome.subtype === "archived"
+            ? "This session was stopped before a plan was approved."
+            : session.outcome.subtype === "superseded"
+              ? "This session was superseded: its group's reviewer chose another plan."
+              : "This session failed before a plan was approved.";
         default:
           return session.status === "archived"
             ? "This session was stopped."

@@ -3,6 +3,7 @@
  * docs/PROTOCOL.md, the types inferred from them, and the markers. Imports nothing of ours.
  */
 export * from "./blob-id.ts";
+export * from "./decision-words.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./limits.ts";

@@ -29,7 +29,7 @@ export interface HistoryInput {
 }
 
 const VERDICTS: Record<string, string> = {
-  reject: "sent back",
+  reject: "keep planning",
   approve: "approved",
   teleport: "sent to terminal",
 };
@@ -86,7 +86,7 @@ function askedBlock(e: RevisionEntry, withNumber: boolean): SafeHtml | "" {
     (a) => html`<div class="asked-one">
 ${a.feedback ? html`<blockquote class="asked-feedback">${a.feedback}</blockquote>` : ""}
 ${a.comments.length > 0 ? html`<ul class="asked-comments">${a.comments.map((c) => html`<li><q>${c.quote}</q> — ${c.text}</li>`)}</ul>` : ""}
-${!a.feedback && a.comments.length === 0 ? html`<p class="hint">Sent back without feedback.</p>` : ""}
+${!a.feedback && a.comments.length === 0 ? html`<p class="hint">Kept planning without feedback.</p>` : ""}
 </div>`,
   );
   return html`<div class="asked">

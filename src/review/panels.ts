@@ -1,4 +1,5 @@
 import {
+  DECISION_LABELS,
   directionControlsIn,
   type PlanFile,
   personText,
@@ -102,7 +103,7 @@ export function decisionPanel(view: DecisionView | null, plan: PlanFile | null):
   const needsApproval = view.approvalNeeded;
   const approveButton =
     view.approve.offered && !view.tooLarge
-      ? html`<button type="button" class="primary" data-action="approve">Approve and run in the cloud</button>`
+      ? html`<button type="button" class="primary" data-action="approve">${DECISION_LABELS.approve}</button>`
       : "";
   const approveReason =
     view.approve.offered || view.tooLarge || needsApproval !== null
@@ -111,7 +112,7 @@ export function decisionPanel(view: DecisionView | null, plan: PlanFile | null):
   const teleportButton =
     view.tooLarge || needsApproval !== null
       ? ""
-      : html`<button type="button" class="primary" data-action="teleport" data-teleport-offer ${view.teleport.offered ? "" : html`hidden`}>Approve and send to terminal</button>`;
+      : html`<button type="button" class="primary" data-action="teleport" data-teleport-offer ${view.teleport.offered ? "" : html`hidden`}>${DECISION_LABELS.teleport}</button>`;
   const teleportReason = view.tooLarge
     ? ""
     : needsApproval !== null
@@ -146,7 +147,7 @@ ${teleportReason}
 <label for="feedback">What should change?</label>
 <textarea id="feedback" rows="4" maxlength="100000" aria-describedby="feedback-hint">${view.tooLarge ? SHORTEN_REQUEST : ""}</textarea>
 <p class="hint" id="feedback-hint">Write feedback, add comments on passages of the plan, or both. They are sent to the planner, which revises the plan.</p>
-<button type="button" data-action="reject">Keep planning</button>
+<button type="button" data-action="reject">${DECISION_LABELS.reject}</button>
 <p class="form-error" role="alert" data-form-error></p>
 </fieldset>
 </form>
@@ -242,7 +243,7 @@ export function stopPanel(canStop: boolean): SafeHtml {
   return html`<section data-region="stop" data-key="open" class="panel panel-quiet" aria-labelledby="stop-heading">
 <h2 id="stop-heading">Stop</h2>
 <fieldset class="bare" data-needs-script disabled>
-<button type="button" class="danger" data-action="stop">Stop session</button>
+<button type="button" class="danger" data-action="stop">${DECISION_LABELS.stop}</button>
 <div data-stop-confirm hidden>
 <p>Stop this session? The planner stops, the session is archived, and the plan is not carried out anywhere.</p>
 <button type="button" class="danger" data-action="stop-confirm">Stop now</button>

@@ -113,7 +113,7 @@ describe("revision history and plan adherence (wrangler dev, Chromium)", () => {
       const newest = history.locator(".revision").first();
       expect(await newest.locator(".revision-head a").first().textContent()).toBe("Revision 2");
       expect(await newest.locator(".asked-feedback").textContent()).toBe(FEEDBACK);
-      expect(await history.locator("#revision-1 .chip").textContent()).toBe("sent back");
+      expect(await history.locator("#revision-1 .chip").textContent()).toBe("keep planning");
 
       // The link "changes from revision 1" opens the comparison 1..2.
       await newest.getByRole("link", { name: "changes from revision 1" }).click();
@@ -204,7 +204,7 @@ describe("revision history and plan adherence (wrangler dev, Chromium)", () => {
       const human = await startCli(args, { env: home.env }).done;
       expect(human.code).toBe(0);
       expect(human.stdout).toMatch(
-        /^adherence {3}2 files changed as planned, 1 not in the plan: src\/extra\.ts$/m,
+        /^adherence\s{2,}2 files changed as planned, 1 not in the plan: src\/extra\.ts$/m,
       );
       const json = await startCli([...args, "--json"], { env: home.env }).done;
       expect(json.code).toBe(0);

@@ -200,7 +200,10 @@ describe("team review in status and list --awaiting-me", () => {
     expect(details).toMatch(/^requester\s+alice$/m);
     expect(details).toMatch(/^approvers\s+bob, carol$/m);
     expect(details).toMatch(/^decided by\s+bob$/m);
-    expect(details).toMatch(/^share\s+http:\/\/127\.0\.0\.1:8787\/review\/x\?key=view$/m);
+    // Each link says what it is for, the deciding one first (issue 26).
+    expect(details).toMatch(
+      /^review \(decides\)\s+\S+\n^share \(read-only\)\s+http:\/\/127\.0\.0\.1:8787\/review\/x\?key=view$/m,
+    );
     const table = sessionTable([s], Date.parse(s.created_at), { requester: true });
     expect(table.split("\n")[0]).toMatch(/^ID\s+TITLE\s+FROM\s+STATUS\s+PHASE/);
     expect(table.split("\n")[1]).toMatch(/\salice\s/);
@@ -283,7 +286,7 @@ describe("--seed-plan and the optional task", () => {
 });
 
 describe("session table", () => {
-  it("shows id, title, status, phase, rejections, cost, age and review link", () => {
+  it("shows id, title, status, phase, keep planning, cost, age and review link", () => {
     const s = fakeSession({
       reject_count: 2,
       phase: "plan_ready",
@@ -299,7 +302,7 @@ describe("session table", () => {
       "STATUS",
       "PHASE",
       "OUTCOME",
-      "REJ",
+      "KEEP PLANNING",
       "COST",
       "AGE",
       "REVIEW",

@@ -267,8 +267,12 @@ describe("planport attach --json", () => {
     expect(code).toBe(0);
     expect(stdout).toBe("");
     expect(stderr).toContain(`session ${FAKE_SESSION_ID}`);
-    expect(stderr).toContain("plan rejected (1 rejection so far)");
-    expect(stderr).toContain(join(home.home, "plans", "plain-mode.md"));
+    // The review page's words (issue 26): its button says "Keep planning", so the CLI does too.
+    expect(stderr).toContain("keep planning (1 so far): the planner is revising");
+    expect(stderr).toContain(
+      `plan approved and sent to terminal (after keep planning ×1): ${join(home.home, "plans", "plain-mode.md")}`,
+    );
+    expect(stderr).not.toMatch(/reject/i);
   });
 
   it("a failing --on-teleport command exits 1 and keeps the plan file", async () => {

@@ -63,7 +63,7 @@ describe("wait_for_plan's answer", () => {
     expect(r.isError).toBeUndefined();
     expect(text(r)).toBe(
       [
-        `The plan for ${ID} was approved and sent here (teleported) after 2 rejections. A copy is saved at /home/me/.planport/plans/add-oauth-login.md.`,
+        `The plan for ${ID} was approved and sent to terminal (teleported here) (after keep planning ×2). A copy is saved at /home/me/.planport/plans/add-oauth-login.md.`,
         "Implement this plan here, in this conversation: work through its steps in this repository, then run its verification.",
         "",
         "<plan>",
@@ -83,12 +83,13 @@ describe("wait_for_plan's answer", () => {
     });
     expect(text(r)).toContain("<plan>\n# Plan\n\n- step⟨U+202E⟩ one\n- two\n</plan>");
     expect(text(r)).not.toContain("A copy is saved");
-    expect(text(r)).toContain("(teleported).");
+    expect(text(r)).toContain("(teleported here).");
   });
 
   it("an approval says the cloud executes it and how to pull the changes", () => {
     const t = text(waitResultText({ kind: "approved", session, rejectCount: 1 }));
-    expect(t).toContain("approved for the cloud after 1 rejection:");
+    expect(t).toContain("approved to run in the cloud (after keep planning ×1):");
+    expect(t).not.toMatch(/reject/i);
     expect(t).toContain("do not implement it here");
     expect(t).toContain(`Follow it at ${URL}`);
     expect(t).toContain(`pull_changes {"session_id": "${ID}"}`);

@@ -135,6 +135,6 @@ describe("planport plan --attempts 3 against wrangler dev (offline planner)", ()
     expect(stderr.match(/^review: http:\/\/\S+\/review\/ses_\S+\?key=\S+$/gm)).toHaveLength(3);
     expect(stderr).toMatch(/^[12] of 3 plans ready$/m);
     expect(stderr).toContain(`chosen: ${members[0]} (offline planner)`);
-    expect(stderr).toContain("plan teleported here");
+    expect(stderr).toContain("plan approved and sent to terminal");
   }, 180_000);
 });

@@ -170,11 +170,17 @@ describe("planport plan against wrangler dev (offline planner)", () => {
     expect(JSON.parse(stdout)).toMatchObject({ id, planner: "offline" });
     const human = await startCli(["status", id, ...flags], { env: home.env }).done;
     expect(human.stdout).toMatch(/^variant\s+simple$/m);
+    // Each link says what it is for, the deciding one first (issue 26).
+    const session = await suite.api.getSession(id);
+    expect(human.stdout).toContain(
+      `review (decides)   ${session.review_url}\nshare (read-only)  ${session.share_url}\n`,
+    );
+    expect(human.stdout).not.toMatch(/reject/i);
     expect(human.stdout).toMatch(/^cost\s+\S+$/m);
     const list = await startCli(["list", ...flags], { env: home.env }).done;
     expect(list.stdout).toContain(id);
     expect(list.stdout.split("\n")[0]).toMatch(
-      /^ID\s+TITLE\s+STATUS\s+PHASE\s+OUTCOME\s+REJ\s+COST\s+AGE\s+REVIEW$/,
+      /^ID\s+TITLE\s+STATUS\s+PHASE\s+OUTCOME\s+KEEP PLANNING\s+COST\s+AGE\s+REVIEW$/,
     );
     expect((await startCli(["stop", id, ...flags], { env: home.env }).done).code).toBe(0);
     expect((await run.done).code).toBe(3);

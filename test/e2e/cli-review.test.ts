@@ -18,7 +18,7 @@ import {
 import { type Api, createApi } from "../../local-client/http/api.ts";
 import { buildSnapshot } from "../../local-client/snapshot/build.ts";
 import { fixtureRepo, waitForPlan } from "../client/fixture-repo.ts";
-import { isolatedHome, PLANPORT_BIN, runCli } from "../client/run-cli.ts";
+import { isolatedHome, PLANPORT_BIN, runCli, startCli } from "../client/run-cli.ts";
 import { TROJAN_PLAN, TROJAN_PLAN_CONTROLS } from "../worker/review-fixtures.ts";
 
 /**
@@ -169,10 +169,10 @@ async function decisionLabels(id: string): Promise<string[]> {
   const session = await api.getSession(id);
   return [
     ...(session.can_execute_remotely ? ["Approve and run in the cloud"] : []),
-    "Approve and send here",
+    "Approve and send to terminal",
     "Keep planning, with feedback",
     "Keep planning, feedback written in $EDITOR",
-    "Stop the session",
+    "Stop session",
   ];
 }
 
@@ -187,12 +187,15 @@ describe("planport review in a pseudo-terminal (tmux, offline planner)", () => {
     expect(first).toMatch(/^#{1,3} \S/m);
     expect(first).toMatch(/^\s+(\*|\d+\.) \S/m);
     expect(first).not.toMatch(/\*\*/);
+    // The menu speaks the review page's words (issue 26).
+    for (const label of await decisionLabels(id)) expect(first).toContain(label);
+    expect(first).not.toMatch(/send here|\d+ rejections?/i);
     await pick(run, await decisionLabels(id), "Keep planning, with feedback");
     await run.waitFor((s) => s.includes("What should the planner change?"), "the feedback prompt");
     run.keys("-l", "Also cover the database migration.");
     run.keys("Enter");
     await run.waitFor(
-      (s) => /revision 2 · 1 rejection/.test(s) && s.includes("Your decision"),
+      (s) => /revision 2 · keep planning\s+×1/.test(s) && s.includes("Your decision"),
       "revision 2",
       90_000,
     );
@@ -215,7 +218,7 @@ describe("planport review in a pseudo-terminal (tmux, offline planner)", () => {
     const run = startReview("editor", id, [], { EDITOR: editor, VISUAL: "" });
     await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
     await pick(run, await decisionLabels(id), "Keep planning, feedback written in $EDITOR");
-    await run.waitFor((s) => /revision 2 · 1 rejection/.test(s), "revision 2", 90_000);
+    await run.waitFor((s) => /revision 2 · keep planning\s+×1/.test(s), "revision 2", 90_000);
     const plan = await api.plan(id);
     expect(plan.content).toContain("Cover the rollback too.");
     expect(plan.content).not.toContain("Lines starting with #");
@@ -223,11 +226,11 @@ describe("planport review in a pseudo-terminal (tmux, offline planner)", () => {
     expect(await run.exitCode()).toBe(130);
   }, 240_000);
 
-  it("approve and send here teleports the plan and writes the plan file", async () => {
+  it("approve and send to terminal teleports the plan here and writes the plan file", async () => {
     const { id } = await sessionWithPlan();
     const run = startReview("teleport", id);
     await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
-    await pick(run, await decisionLabels(id), "Approve and send here");
+    await pick(run, await decisionLabels(id), "Approve and send to terminal");
     expect(await run.exitCode(90_000)).toBe(0);
     const session = await api.getSession(id);
     expect(session.outcome?.kind).toBe("teleport");
@@ -236,7 +239,44 @@ describe("planport review in a pseudo-terminal (tmux, offline planner)", () => {
     expect(files).toHaveLength(1);
     const plan = await api.plan(id);
     expect(readFileSync(join(plansDir, files[0] ?? ""), "utf8").trim()).toBe(plan.content.trim());
-    expect(run.screen()).toContain("plan teleported here");
+    expect(run.screen()).toContain("plan approved and sent to terminal");
+  }, 240_000);
+
+  it("when another planport here waits for the plan, the send option names it before it is chosen", async () => {
+    const { id } = await sessionWithPlan();
+    // `planport attach` in this home holds the session's poll (its lock) before review opens.
+    const home = isolatedHome();
+    const attach = startCli(
+      ["attach", id, "--server", worker.url, "--token", TOKEN, "--interval", "1s"].concat([
+        "--repo",
+        repo,
+      ]),
+      { env: home.env },
+    );
+    const deadline = Date.now() + 60_000;
+    while (!attach.stderr().includes(`session ${id}`)) {
+      if (Date.now() > deadline) throw new Error(`attach never started: ${attach.stderr()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const run = startReview("waiter", id, [], {
+      PLANPORT_HOME: home.home,
+      XDG_DATA_HOME: home.data,
+    });
+    const label = `Approve and send to terminal (to the planport already waiting in another process, pid ${attach.child.pid})`;
+    const screen = await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
+    // The option may wrap in 100 columns: read it with the prompt's frame taken out.
+    expect(screen.replace(/[│\s]+/g, " ")).toContain(label);
+    expect(screen).not.toMatch(/send here/);
+    const labels = (await decisionLabels(id)).map((l) =>
+      l === "Approve and send to terminal" ? label : l,
+    );
+    await pick(run, labels, label);
+    // The plan went where the option said: to the waiting attach, which hands it off.
+    const attached = await attach.done;
+    expect(attached.code, attached.stderr).toBe(0);
+    expect(attached.stderr).toContain("plan approved and sent to terminal");
+    expect(await run.exitCode(90_000)).toBe(0);
+    expect(run.screen()).toContain(`planport (process ${attach.child.pid}) hands off its plan`);
   }, 240_000);
 
   it("an approver's review sends the plan to the requester's polling terminal, not here", async () => {
@@ -255,12 +295,12 @@ describe("planport review in a pseudo-terminal (tmux, offline planner)", () => {
       run,
       [
         "Approve and run in the cloud",
-        "Approve and send to the requester's terminal",
+        "Approve and send to terminal (to the requester's terminal)",
         "Keep planning, with feedback",
         "Keep planning, feedback written in $EDITOR",
-        "Stop the session",
+        "Stop session",
       ].filter((l) => l !== "Approve and run in the cloud" || session.can_execute_remotely),
-      "Approve and send to the requester's terminal",
+      "Approve and send to terminal (to the requester's terminal)",
     );
     expect(await run.exitCode(90_000)).toBe(0);
     const after = await api.getSession(session.id);

@@ -300,7 +300,7 @@ describe("planport watch on a terminal", () => {
     const row = (s: string) => s.split("\n").find(isRow) ?? "";
 
     await until(() => /plan ready/.test(row(screen())), "the session's row in the table");
-    expect(screen()).toMatch(/ID\s+TITLE\s+PHASE\s+OUTCOME\s+REJ\s+AGE\s+PLANNER\s+COST/);
+    expect(screen()).toMatch(/ID\s+TITLE\s+PHASE\s+OUTCOME\s+KEEP PLANNING\s+AGE\s+PLANNER\s+COST/);
     expect(row(screen())).toMatch(/\(table\)\s+plan ready\s+—\s+0\s+\d+[smhd]\s+offline\s+\$0\.00/);
 
     await api.archive(id);

@@ -253,7 +253,7 @@ describe("planport mcp after an approval for the cloud", () => {
     await api.decide(id, { tool_use_id: toolUseId, decision: "approve" });
     const approved = await waiting;
     expect(approved.isError).toBeFalsy();
-    expect(text(approved)).toContain("approved for the cloud");
+    expect(text(approved)).toContain("approved to run in the cloud");
     expect(text(approved)).toContain(`pull_changes {"session_id": "${id}"}`);
     const deadline = Date.now() + 60_000;
     while ((await api.getSession(id)).phase !== "done") {

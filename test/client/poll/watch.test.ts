@@ -105,13 +105,13 @@ describe("phaseChanges", () => {
 });
 
 describe("watchRows", () => {
-  it("has id, title, phase, outcome, rejections, age, planner and cost, in the header's order", () => {
+  it("has id, title, phase, outcome, keep planning, age, planner and cost, in the header's order", () => {
     expect(WATCH_HEADER).toEqual([
       "ID",
       "TITLE",
       "PHASE",
       "OUTCOME",
-      "REJ",
+      "KEEP PLANNING",
       "AGE",
       "PLANNER",
       "COST",

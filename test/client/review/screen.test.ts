@@ -39,7 +39,7 @@ const plan: PlanFile = {
 const values = (s: ReviewState) => reviewScreen(s).choices.map((c) => c.value);
 
 describe("reviewScreen: which decisions are offered", () => {
-  it("a plan waiting for review from a planner that cannot execute: send here, keep planning (typed or $EDITOR), stop", () => {
+  it("a plan waiting for review from a planner that cannot execute: send to terminal, keep planning (typed or $EDITOR), stop", () => {
     const screen = reviewScreen({ session: session(), plan });
     expect(screen.choices.map((c) => c.value)).toEqual([
       "teleport",
@@ -72,7 +72,9 @@ describe("reviewScreen: which decisions are offered", () => {
       "feedback_editor",
       "stop",
     ]);
-    expect(approver.choices[1]?.label).toBe("Approve and send to the requester's terminal");
+    expect(approver.choices[1]?.label).toBe(
+      "Approve and send to terminal (to the requester's terminal)",
+    );
   });
 
   it("a plan over the approvable size offers only keep planning and stop, and says why", () => {
@@ -106,14 +108,14 @@ describe("reviewScreen: which decisions are offered", () => {
 });
 
 describe("reviewScreen: header and question", () => {
-  it("shows title, id, planner, phase, revision and rejections", () => {
+  it("shows title, id, planner, phase, revision and how often it was kept planning", () => {
     const screen = reviewScreen({
       session: session({ reject_count: 2 }),
       plan: { ...plan, revision: 3, edited_by_user: true },
     });
     expect(screen.header).toEqual([
       "planport review · Add OAuth login",
-      "ses_0123456789abcdefghijklmnop · offline planner · phase: plan ready · revision 3 (edited) · 2 rejections",
+      "ses_0123456789abcdefghijklmnop · offline planner · phase: plan ready · revision 3 (edited) · keep planning ×2",
     ]);
   });
 
