@@ -150,6 +150,7 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
       return await pollSession(conn, session, settings, reporter, interrupt.signal, {
         resume: null,
         startedAt: undefined,
+        created: true,
       });
     } finally {
       release();
@@ -272,7 +273,7 @@ async function pollSession(
   settings: Settings,
   reporter: Reporter,
   signal: AbortSignal,
-  from: { resume: PollProgress | null; startedAt: number | undefined },
+  from: { resume: PollProgress | null; startedAt: number | undefined; created?: boolean },
 ): Promise<number> {
   const save = (progress: PollProgress) =>
     saveSidecar({
@@ -292,6 +293,7 @@ async function pollSession(
       signal,
       resume: from.resume ?? undefined,
       startedAt: from.startedAt,
+      created: from.created === true,
       onPhaseChange: (phase) => reporter.phase(phase, session.review_url),
       onRejected: (n) => reporter.rejected(n),
       onTransientFailure: (n, err) =>

@@ -66,6 +66,11 @@ export interface PollOptions {
   // Beyond docs/PROTOCOL.md: resuming, hooks for the CLI, and seams for tests.
   /** Carry on from a saved cursor and scanner state instead of the start of the feed. */
   resume?: PollProgress;
+  /**
+   * The session was just created by this process: it begins researching, so that phase is
+   * reported first even when the first poll already finds a plan (a fast planner).
+   */
+  created?: boolean;
   /** Called once per rejection, with the new count. */
   onRejected?: (rejectCount: number) => void;
   /** After every successful tick. */
@@ -236,6 +241,10 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
       }
       // A plan sent back went to the planner and a new one came within one tick: the phase
       // passed through running all the same, and the new plan is announced as the first was.
+      if (phase === null && opts.created === true && next !== "running") {
+        phase = "running";
+        opts.onPhaseChange?.("running");
+      }
       if (rejected && phase === "plan_ready") {
         phase = "running";
         opts.onPhaseChange?.("running");

@@ -225,6 +225,26 @@ describe("pollForApprovedExitPlanMode", () => {
     );
   });
 
+  it("for a session it just created, reports running first even when the first poll finds the plan", async () => {
+    feed.log.append(ev.init(), ev.exitPlanMode("p1"), ev.result("success"));
+    feed.onEventsRequest = (n) => {
+      if (n === 2) feed.log.append(ev.approve("p1", "quick"));
+    };
+    const created: PollPhase[] = [];
+    await poll({ created: true, onPhaseChange: (p) => created.push(p) });
+    expect(created).toEqual(["running", "plan_ready"]);
+  });
+
+  it("for a session it attaches to, reports only what it finds", async () => {
+    feed.log.append(ev.init(), ev.exitPlanMode("p1"), ev.result("success"));
+    feed.onEventsRequest = (n) => {
+      if (n === 2) feed.log.append(ev.approve("p1", "quick"));
+    };
+    const attached: PollPhase[] = [];
+    await poll({ onPhaseChange: (p) => attached.push(p) });
+    expect(attached).toEqual(["plan_ready"]);
+  });
+
   it("reports rejections one by one", async () => {
     feed.log.append(ev.exitPlanMode("p1"), ev.reject("p1"), ev.exitPlanMode("p2"), ev.reject("p2"));
     feed.log.append(ev.exitPlanMode("p3"), ev.teleport("p3", "third time"));
