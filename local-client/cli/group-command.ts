@@ -113,6 +113,7 @@ async function waitForGroup(
         showProgress();
       },
       onRejected: (id, n) => reporter.rejected(n, id),
+      onRecovered: () => reporter.recovered(),
       onTransientFailure: (n, err) =>
         reporter.status(`cannot reach the server (${n} in a row): ${err.message}`),
       onSessionEnded: (err) => {

@@ -296,6 +296,7 @@ async function pollSession(
       created: from.created === true,
       onPhaseChange: (phase) => reporter.phase(phase, session.review_url),
       onRejected: (n) => reporter.rejected(n),
+      onRecovered: () => reporter.recovered(),
       onTransientFailure: (n, err) =>
         reporter.status(`cannot reach the server (${n} in a row): ${err.message}`),
     });

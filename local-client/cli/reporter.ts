@@ -55,6 +55,11 @@ export interface Reporter {
     sessionId: string | null;
     rejectCount: number;
   }): void;
+  /**
+   * The server answers again after transient failures: the spinner goes back to what it
+   * showed before them (a TTY; a line otherwise), with no phase line printed twice.
+   */
+  recovered(): void;
   /** Stops the spinner (before prompts and on exit). */
   pause(): void;
 }
@@ -160,6 +165,7 @@ function jsonReporter({ stdout, stderr }: ReporterStreams): Reporter {
         session_id: e.sessionId,
         reject_count: e.rejectCount,
       }),
+    recovered: () => {},
     pause: () => {},
   };
 }
@@ -230,6 +236,8 @@ function humanReporter(
   };
   let frame = 0;
   let timer: NodeJS.Timeout | null = null;
+  // What the spinner showed for the phase, to show again once the server answers again.
+  let phaseWait: { text: string; keep: boolean } | null = null;
   let lastPlainStatus = 0;
   let lastPlainKind = "";
 
@@ -312,6 +320,7 @@ function humanReporter(
       else {
         // The line with the link is printed whole, once (a spinner line is cut to the width).
         const wait = phaseSpin(phase, reviewUrl);
+        phaseWait = wait;
         if (!wait.keep) {
           settle();
           print(phaseText(phase, reviewUrl));
@@ -321,6 +330,11 @@ function humanReporter(
       notify(phase);
     },
     rejected: (n, sessionId) => print(keepPlanningLine(n, sessionId)),
+    recovered: () => {
+      if (!tty) return print("the server answers again");
+      // Shown again as it was, never kept as a second line of the same fact.
+      if (phaseWait !== null) spin(phaseWait.text, false);
+    },
     outcome: (o) => {
       pause();
       stderr.write(`${outcomeLine(o)}\n`);

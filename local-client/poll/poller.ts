@@ -77,6 +77,8 @@ export interface PollOptions {
   onProgress?: (progress: PollProgress) => void;
   /** A failed tick that will be retried (count so far, the error). */
   onTransientFailure?: (consecutive: number, error: ApiError) => void;
+  /** The first answer after transient failures. */
+  onRecovered?: () => void;
   pageSize?: number;
   /**
    * When the timeout started counting, on the clock's scale (default: when the poll starts);
@@ -221,6 +223,7 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
     let waitMs = intervalMs;
     try {
       const { result, phase: next, rejected } = await tick();
+      if (failures > 0) opts.onRecovered?.();
       failures = 0;
       opts.onProgress?.(progress());
       if (result.kind === "approved" || result.kind === "teleport") {

@@ -56,12 +56,14 @@ async function until<T>(
   check: () => T | null | undefined | false,
   what: string,
   timeoutMs = 120_000,
+  show: () => string = () => "",
 ) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = check();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; the screen:\n${show()}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -109,12 +111,17 @@ describe("planport plan on a terminal", () => {
     const run = planInTerminal("plan", home, repo);
 
     const waiting = /^\S waiting for your decision…$/;
-    const first = await until(() => {
-      const lines = run.screen();
-      return count(lines, /^plan ready — review at /) > 0 && waiting.test(lines.at(-1) ?? "")
-        ? lines
-        : null;
-    }, "the first plan");
+    const first = await until(
+      () => {
+        const lines = run.screen();
+        return count(lines, /^plan ready — review at /) > 0 && waiting.test(lines.at(-1) ?? "")
+          ? lines
+          : null;
+      },
+      "the first plan",
+      120_000,
+      () => run.screen().join("\n"),
+    );
     // Every line plain mode prints stays on screen, in the README's order; the spinner is the
     // last line and animates the wait, not a second copy of the link.
     const url = String(/^review: (\S+)$/m.exec(first.join("\n"))?.[1]);
@@ -138,10 +145,15 @@ describe("planport plan on a terminal", () => {
       decision: "reject",
       feedback: "Also cover the database migration.",
     });
-    const second = await until(() => {
-      const lines = run.screen();
-      return count(lines, /^plan ready — review at /) === 2 ? lines : null;
-    }, "the second plan");
+    const second = await until(
+      () => {
+        const lines = run.screen();
+        return count(lines, /^plan ready — review at /) === 2 ? lines : null;
+      },
+      "the second plan",
+      120_000,
+      () => run.screen().join("\n"),
+    );
     expect(second).toContain("keep planning (1 so far): the planner is revising");
     expect(count(second, /^researching…$/)).toBe(2);
     expect(second.join("\n")).not.toMatch(/reject/i);

@@ -120,8 +120,19 @@ describe("pollForApprovedExitPlanMode", () => {
     feed.onEventsRequest = (n) => {
       if (n === 10) feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "made it"));
     };
-    await expect(poll()).resolves.toMatchObject({ plan: "made it" });
+    const told: string[] = [];
+    await expect(
+      poll({
+        onTransientFailure: (n) => told.push(`failure ${n}`),
+        onRecovered: () => told.push("recovered"),
+      }),
+    ).resolves.toMatchObject({ plan: "made it" });
     expect(feed.eventsRequests()).toHaveLength(10);
+    // Each run of failures ends with one "recovered", said once the server answers again.
+    expect(told).toEqual([
+      ...["failure 1", "failure 2", "failure 3", "failure 4", "recovered"],
+      ...["failure 1", "failure 2", "failure 3", "failure 4", "recovered"],
+    ]);
   });
 
   it("respects maxConsecutiveFailures", async () => {

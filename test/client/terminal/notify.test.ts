@@ -129,6 +129,19 @@ describe("the plan/attach reporter's notifications", () => {
     r.reporter.pause();
   });
 
+  it("on a TTY, the wait shows again once the server answers after a failure, with no line twice", () => {
+    const r = reporterOn({ json: false, quiet: true }, true, {});
+    const url = "http://h/review/ses_a?key=k";
+    r.reporter.session("ses_a", url);
+    r.reporter.phase("plan_ready", url);
+    r.reporter.status("cannot reach the server (1 in a row): timed out");
+    r.reporter.recovered();
+    const drawn = r.err().split("\r\x1b[2K").at(-1) ?? "";
+    r.reporter.pause();
+    expect(drawn).toMatch(/^\S waiting for your decision…$/);
+    expect(r.err().split("plan ready — review at").length - 1).toBe(1);
+  });
+
   it("--quiet sends neither the bell nor a notification", () => {
     const r = reporterOn({ json: false, quiet: true }, true, iterm);
     r.reporter.session("ses_a", "http://h/r");
