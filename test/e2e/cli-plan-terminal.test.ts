@@ -82,7 +82,9 @@ function planInTerminal(name: string, home: ReturnType<typeof isolatedHome>, rep
     .join(" ");
   writeFileSync(
     join(dir, "run.sh"),
-    `${env}\nexport TERM=xterm-256color\n${argv}\necho $? > ${shellQuote(exitFile)}\nsleep 600\n`,
+    // tmux's server carries the environment of whoever started it (CI=true under CI): the
+    // window gets exactly the test's environment, and a terminal is not CI.
+    `unset CI\n${env}\nexport TERM=xterm-256color\n${argv}\necho $? > ${shellQuote(exitFile)}\nsleep 600\n`,
   );
   tmux("new-session", "-d", "-x", "100", "-y", "40", "-s", name, `bash ${join(dir, "run.sh")}`);
   const screen = () =>
