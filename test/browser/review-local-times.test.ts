@@ -1,15 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  startWorkerProcess,
-  type WorkerProcess,
-} from "../../local-client/embedded/worker-process.ts";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { type Session, TERMINAL_POLL_WINDOW_MS } from "../../src/protocol/index.ts";
 import { FEEDBACK, GREETING_PROMPT, GREETING_TITLE, greetingScript } from "./revision-scenario.ts";
-import { expectNothingRan, launchChromium, waitForReviewScript, watchedPage } from "./support.ts";
+import { expectNothingRan, reviewRig, waitForReviewScript, watchedPage } from "./support.ts";
 
 /**
  * Times on the review page in the reader's time zone (issue 26), in Chromium against the real
@@ -30,33 +23,7 @@ const ZONES = [
   { timezoneId: "Asia/Tokyo", zoneName: /GMT\+9$/ },
 ] as const;
 
-let worker: WorkerProcess;
-let browser: Browser;
-const persist = mkdtempSync(join(tmpdir(), "planport-review-local-times-"));
-
-beforeAll(async () => {
-  worker = await startWorkerProcess({
-    persistDir: persist,
-    vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline", PLANPORT_ALLOW_SCRIPTED: "true" },
-  });
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await worker?.stop();
-  rmSync(persist, { recursive: true, force: true });
-});
-
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${worker.url}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
-}
+const rig = reviewRig(TOKEN, "planport-review-local-times-");
 
 /** ICU puts a narrow no-break space before AM/PM in some versions: compare words, not spaces. */
 const spaces = (text: string | null) => (text ?? "").replace(/\s+/g, " ").trim();
@@ -87,8 +54,8 @@ function localForms(iso: string, timeZone: string, precision: "minute" | "second
  */
 async function openWhileTerminalPolls(page: Page, session: Session): Promise<string> {
   for (let attempt = 1; ; attempt++) {
-    await api("GET", `/v1/sessions/${session.id}/events?limit=1`);
-    const polled = (await api<Session>("GET", `/v1/sessions/${session.id}`)).terminal_polled_at;
+    await rig.api("GET", `/v1/sessions/${session.id}/events?limit=1`);
+    const polled = (await rig.api<Session>("GET", `/v1/sessions/${session.id}`)).terminal_polled_at;
     await page.goto(session.review_url);
     const steps = spaces(await page.locator(".next-steps").textContent());
     // The page is rendered within the 15-second window unless the machine stalled: try again.
@@ -103,20 +70,20 @@ describe("times on the review page in the reader's time zone (wrangler dev, Chro
   it(
     "the next steps and the revision history show the browser's local time; datetime is the exact moment; no JavaScript keeps UTC",
     async () => {
-      const session = await api<Session>("POST", "/v1/sessions", {
+      const session = await rig.api<Session>("POST", "/v1/sessions", {
         prompt: GREETING_PROMPT,
         title: GREETING_TITLE,
         planner: "scripted",
         script: greetingScript(),
       });
       await expect
-        .poll(async () => (await api<Session>("GET", `/v1/sessions/${session.id}`)).phase, {
+        .poll(async () => (await rig.api<Session>("GET", `/v1/sessions/${session.id}`)).phase, {
           timeout: UI_TIMEOUT_MS,
         })
         .toBe("plan_ready");
 
       for (const { timezoneId, zoneName } of ZONES) {
-        const w = await watchedPage(browser, worker.url, { timezoneId, locale: "en-US" });
+        const w = await watchedPage(rig.browser, rig.worker.url, { timezoneId, locale: "en-US" });
         const until = await openWhileTerminalPolls(w.page, session);
         await waitForReviewScript(w.page);
         // "… at the latest by <time> unless it polls again": one time, the exact window's end.
@@ -135,7 +102,7 @@ describe("times on the review page in the reader's time zone (wrangler dev, Chro
 
       // Keep planning in Tokyo: the revision history the live refresh swaps in is local too.
       const { timezoneId, zoneName } = ZONES[1];
-      const w = await watchedPage(browser, worker.url, { timezoneId, locale: "en-US" });
+      const w = await watchedPage(rig.browser, rig.worker.url, { timezoneId, locale: "en-US" });
       const { page } = w;
       const before = Date.now();
       await page.goto(session.review_url);
@@ -159,7 +126,7 @@ describe("times on the review page in the reader's time zone (wrangler dev, Chro
       await w.context.close();
 
       // Without JavaScript the same page tells the times in UTC.
-      const bare = await browser.newContext({ javaScriptEnabled: false, timezoneId });
+      const bare = await rig.browser.newContext({ javaScriptEnabled: false, timezoneId });
       try {
         const page = await bare.newPage();
         await page.goto(session.review_url);

@@ -1,12 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Browser, BrowserContextOptions, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  startWorkerProcess,
-  type WorkerProcess,
-} from "../../local-client/embedded/worker-process.ts";
+import type { BrowserContextOptions, Locator, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import type { Session } from "../../src/protocol/index.ts";
 import {
   fixtureEvents,
@@ -16,7 +9,7 @@ import {
 } from "../worker/review-fixtures.ts";
 import { FakeSessionApi } from "./fake-session-api.ts";
 import { exitPlanMode, write } from "./revision-scenario.ts";
-import { expectNothingRan, launchChromium, waitForReviewScript, watchedPage } from "./support.ts";
+import { expectNothingRan, reviewRig, waitForReviewScript, watchedPage } from "./support.ts";
 
 /**
  * The review page on a phone (issue 26): on a 390 px wide screen the decision panel sits at
@@ -52,33 +45,7 @@ ${Array.from(
 `,
 ).join("\n")}`;
 
-let worker: WorkerProcess;
-let browser: Browser;
-const persist = mkdtempSync(join(tmpdir(), "planport-review-phone-"));
-
-beforeAll(async () => {
-  worker = await startWorkerProcess({
-    persistDir: persist,
-    vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline", PLANPORT_ALLOW_SCRIPTED: "true" },
-  });
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await worker?.stop();
-  rmSync(persist, { recursive: true, force: true });
-});
-
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${worker.url}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
-}
+const rig = reviewRig(TOKEN, "planport-review-phone-");
 
 async function phaseIs(page: Page, label: string): Promise<void> {
   await expect
@@ -103,7 +70,7 @@ describe("the decision on a phone (390×844, Chromium)", () => {
   it(
     "the decision buttons are on the first screen and stay there while reading; approving from them works (wrangler dev)",
     async () => {
-      const session = await api<Session>("POST", "/v1/sessions", {
+      const session = await rig.api<Session>("POST", "/v1/sessions", {
         prompt: "Move the session store to SQLite",
         title: "Session store on SQLite",
         planner: "scripted",
@@ -113,7 +80,7 @@ describe("the decision on a phone (390×844, Chromium)", () => {
           { content: [{ type: "text", text: "Done." }] },
         ],
       });
-      const w = await watchedPage(browser, worker.url, PHONE);
+      const w = await watchedPage(rig.browser, rig.worker.url, PHONE);
       const { page } = w;
       await page.goto(session.review_url);
       await waitForReviewScript(page);
@@ -157,17 +124,20 @@ describe("the decision on a phone (390×844, Chromium)", () => {
       await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight / 3));
       await approve.click();
       await expect
-        .poll(async () => (await api<Session>("GET", `/v1/sessions/${session.id}`)).outcome?.kind, {
-          timeout: UI_TIMEOUT_MS,
-        })
+        .poll(
+          async () => (await rig.api<Session>("GET", `/v1/sessions/${session.id}`)).outcome?.kind,
+          {
+            timeout: UI_TIMEOUT_MS,
+          },
+        )
         .toBe("approved");
       await expect.poll(() => approve.count(), { timeout: UI_TIMEOUT_MS }).toBe(0);
       expectNothingRan(w);
       await w.context.close();
 
       // On a desktop the panel is as it was: the buttons in the side column, no bar, no link.
-      const desk = await watchedPage(browser, worker.url);
-      const other = await api<Session>("POST", "/v1/sessions", {
+      const desk = await watchedPage(rig.browser, rig.worker.url);
+      const other = await rig.api<Session>("POST", "/v1/sessions", {
         prompt: "Move the session store to SQLite",
         planner: "scripted",
         script: [write("toolu_plan", "$PLAN_PATH", LONG_PLAN), exitPlanMode("toolu_exit")],
@@ -205,7 +175,7 @@ describe("the decision on a phone (390×844, Chromium)", () => {
         key: REVIEW_KEY,
       });
       await fake.start();
-      const w = await watchedPage(browser, fake.origin, PHONE);
+      const w = await watchedPage(rig.browser, fake.origin, PHONE);
       try {
         await w.page.goto(fake.reviewUrl);
         await waitForReviewScript(w.page);

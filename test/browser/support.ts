@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type {
@@ -8,7 +8,12 @@ import type {
   Locator,
   Page,
 } from "playwright-core";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
+import {
+  startWorkerProcess,
+  type WorkerProcess,
+} from "../../local-client/embedded/worker-process.ts";
+import { launchChromium } from "./chromium.ts";
 
 /**
  * Watches a review page in Chromium (chromium.ts launches it) for what an attack would do:
@@ -121,4 +126,62 @@ export function expectNothingRan(w: PageWatch, { consoleErrors = true } = {}): v
   expect(w.foreignRequests).toEqual([]);
   expect(w.pageErrors).toEqual([]);
   if (consoleErrors) expect(w.consoleErrors).toEqual([]);
+}
+
+/** A planport worker under `wrangler dev` and Chromium, shared by the tests of one file. */
+export interface ReviewRig {
+  readonly worker: WorkerProcess;
+  readonly browser: Browser;
+  /** One call to the worker's API with the rig's token; a non-2xx answer throws. */
+  api<T>(method: string, path: string, body?: unknown): Promise<T>;
+}
+
+/**
+ * Starts the worker (offline planner, scripted planner allowed, `token` accepted) and Chromium
+ * before the file's tests and stops both after them.
+ *
+ * @example
+ * const rig = reviewRig("review-phone-token", "planport-review-phone-");
+ * const w = await watchedPage(rig.browser, rig.worker.url);
+ */
+export function reviewRig(token: string, persistPrefix: string): ReviewRig {
+  let worker: WorkerProcess | undefined;
+  let browser: Browser | undefined;
+  const persist = mkdtempSync(join(tmpdir(), persistPrefix));
+  beforeAll(async () => {
+    worker = await startWorkerProcess({
+      persistDir: persist,
+      vars: {
+        PLANPORT_TOKENS: token,
+        PLANPORT_PLANNER: "offline",
+        PLANPORT_ALLOW_SCRIPTED: "true",
+      },
+    });
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await worker?.stop();
+    rmSync(persist, { recursive: true, force: true });
+  });
+  const rig: ReviewRig = {
+    get worker() {
+      if (!worker) throw new Error("the review rig's worker is not started yet");
+      return worker;
+    },
+    get browser() {
+      if (!browser) throw new Error("the review rig's browser is not started yet");
+      return browser;
+    },
+    async api<T>(method: string, path: string, body?: unknown): Promise<T> {
+      const res = await fetch(`${rig.worker.url}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`);
+      return (await res.json()) as T;
+    },
+  };
+  return rig;
 }
