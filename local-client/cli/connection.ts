@@ -1,6 +1,12 @@
 import { UsageError } from "../errors.ts";
 import { readUserConfig, userConfigPath } from "../home.ts";
-import { type Api, ApiError, createApi, normalizeServer } from "../http/api.ts";
+import {
+  type Api,
+  ApiError,
+  createApi,
+  normalizeServer,
+  type ServerProofResult,
+} from "../http/api.ts";
 
 /**
  * Which server and token a command uses: the flags, else `PLANPORT_URL` / `PLANPORT_TOKEN`,
@@ -162,14 +168,8 @@ export async function connect(
   if (resolved.kind === "remote") {
     const api = createApi({ server: resolved.server, token: resolved.token, signal: ui.signal });
     if (isLoopbackServer(resolved.server)) {
-      const problem = await api.proveServer(SERVER_PROOF_TIMEOUT_MS, ui.signal);
-      if (problem !== null) {
-        throw new ApiError(
-          0,
-          "server_unproven",
-          `${resolved.server} did not prove it is your planport worker, so your token was not sent: ${problem}`,
-        );
-      }
+      const proof = await api.proveServer(SERVER_PROOF_TIMEOUT_MS, ui.signal);
+      if (proof.kind !== "proved") throw unprovenServer(resolved.server, resolved.source, proof);
     }
     return { ...resolved, api, release: async () => null };
   }
@@ -201,6 +201,33 @@ export async function connect(
       return kept;
     },
   };
+}
+
+/**
+ * Why a local server was not used, and what to do: each a status-0 ApiError (exit 6) that names
+ * where the server came from — the token was not sent.
+ */
+function unprovenServer(
+  server: string,
+  source: ServerSource,
+  proof: Exclude<ServerProofResult, { kind: "proved" }>,
+): ApiError {
+  const from = sourceHint(source);
+  switch (proof.kind) {
+    case "unreachable":
+    case "not_planport":
+      return new ApiError(
+        0,
+        "server_unreachable",
+        `could not reach ${server}: ${proof.detail} (${from})`,
+      );
+    case "not_holding_token":
+      return new ApiError(
+        0,
+        "token_not_held",
+        `the planport worker at ${server} does not hold your token, so it was not sent: check --token or PLANPORT_TOKEN (another user's program may also be answering on that port) (${from})`,
+      );
+  }
 }
 
 /** A hint naming where the server came from, for "cannot reach" errors. */

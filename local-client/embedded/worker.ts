@@ -151,8 +151,8 @@ export async function runningEmbeddedWorker(
   if (!record || !isOurWorker(record)) return null;
   const token = readToken(paths.tokenFile);
   if (token === null) return null;
-  const problem = await createApi({ server: record.url, token }).proveServer(PROVE_TIMEOUT_MS);
-  return problem === null ? record : null;
+  const proof = await createApi({ server: record.url, token }).proveServer(PROVE_TIMEOUT_MS);
+  return proof.kind === "proved" ? record : null;
 }
 
 /** The embedded worker is not running and the command was asked not to start it. */

@@ -203,14 +203,13 @@ export function createApi(opts: ApiOptions) {
     /**
      * Whether the server holds this API's token, asked before the token is ever sent: a
      * challenge to `/v1/healthz`, answered with HMAC proofs only a holder of the token can
-     * make (src/protocol/server-proof.ts). Null when it proved it; else what is wrong — no
-     * answer, not a planport worker, or one that does not hold the token (another program,
-     * perhaps another user's, on the port). Never throws.
+     * make (src/protocol/server-proof.ts). Never throws.
      *
      * @example
-     * await api.proveServer(5_000) // → null, or "it answers, but cannot prove it holds your token: …"
+     * await api.proveServer(5_000) // → { kind: "proved" }, or why not: unreachable,
+     * //   not_planport (no proofs), not_holding_token (proofs, none of ours)
      */
-    async proveServer(timeoutMs: number, signal?: AbortSignal): Promise<string | null> {
+    async proveServer(timeoutMs: number, signal?: AbortSignal): Promise<ServerProofResult> {
       const challenge = newServerChallenge();
       const limit = abortAfter(timeoutMs, [opts.signal, signal]);
       try {
@@ -225,14 +224,20 @@ export function createApi(opts: ApiOptions) {
         const body = await readBodyAtMost(res, MAX_ERROR_BODY_BYTES, limit.signal);
         const answer = ProofAnswerSchema.safeParse(body === null ? null : safeJsonBody(body));
         if (!res.ok || !answer.success) {
-          return `its /v1/healthz answered ${res.status} without planport's {"ok": true, "proofs": […]}: is it a planport worker (of this version)?`;
+          return {
+            kind: "not_planport",
+            detail: `its /v1/healthz answered ${res.status} without planport's {"ok": true, "proofs": […]}: is it a planport worker (of this version)?`,
+          };
         }
         const expected = await serverProof(opts.token, challenge);
-        if (answer.data.proofs.includes(expected)) return null;
-        return "it answers, but cannot prove it holds your token: another program (perhaps another user's) may be listening on that port, or the token is not one of its PLANPORT_TOKENS";
+        return answer.data.proofs.includes(expected)
+          ? { kind: "proved" }
+          : { kind: "not_holding_token" };
       } catch (err) {
-        if (limit.timedOut()) return `no answer within ${formatDuration(timeoutMs)}`;
-        return describeNetworkError(err);
+        if (limit.timedOut()) {
+          return { kind: "unreachable", detail: `no answer within ${formatDuration(timeoutMs)}` };
+        }
+        return { kind: "unreachable", detail: describeNetworkError(err) };
       } finally {
         limit.clear();
       }
@@ -383,6 +388,17 @@ function arrayBufferBacked(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   const isPlain = (b: Uint8Array): b is Uint8Array<ArrayBuffer> => b.buffer instanceof ArrayBuffer;
   return isPlain(bytes) ? bytes : new Uint8Array(bytes);
 }
+
+/**
+ * What a server said to a challenge (`proveServer`): it holds the token; it is not there; it is
+ * not a planport worker (of this version); or it is one, but does not hold the token (a wrong
+ * token, or another user's worker on the port).
+ */
+export type ServerProofResult =
+  | { kind: "proved" }
+  | { kind: "unreachable"; detail: string }
+  | { kind: "not_planport"; detail: string }
+  | { kind: "not_holding_token" };
 
 /** A healthz answer to a challenge: at most one proof per token a server could hold. */
 const ProofAnswerSchema = z.object({

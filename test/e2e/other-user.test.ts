@@ -191,7 +191,7 @@ describe.skipIf(!canSwitchUser())("another user of the machine (nobody)", () => 
     const { requests } = await impostor(other, "impostor", String(port));
     const list = await start(["list", "--json"], home.env).done;
     expect(list.code, list.stderr).toBe(6);
-    expect(JSON.parse(list.stdout).message).toContain("did not prove it is your planport worker");
+    expect(JSON.parse(list.stdout).message).toContain('without planport\'s {"ok": true, "proofs"');
     const plan = await start(["plan", "add OAuth login", "--repo", repo, "--json"], home.env).done;
     expect(plan.code, plan.stderr).toBe(6);
     // It was asked only to prove itself: no token, no upload, no session.
