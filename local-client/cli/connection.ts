@@ -181,11 +181,7 @@ export async function connect(
     // A line of its own, not a spinner's text: it stays on screen (the README's transcript).
     onStart: () => ui.note("starting the local planport worker…"),
   });
-  if (local.movedFrom !== null) {
-    ui.note(
-      `the local planport worker could not have its port ${local.movedFrom} back (another program holds it) and now runs at ${local.server}: open only review links planport prints from now on — older ones lead to that other program`,
-    );
-  }
+  if (local.movedFrom !== null) ui.note(movedPortText(local.movedFrom, local.server));
   const api = createApi({ server: local.server, token: local.token, signal: ui.signal });
   return {
     server: local.server,
@@ -228,6 +224,18 @@ function unprovenServer(
         `the planport worker at ${server} does not hold your token, so it was not sent: check --token or PLANPORT_TOKEN (another user's program may also be answering on that port) (${from})`,
       );
   }
+}
+
+/**
+ * The sentence for an embedded worker that could not have its old port back: links printed
+ * before lead to whatever program holds it now (perhaps another user's).
+ *
+ * @example
+ * movedPortText(8787, "http://127.0.0.1:40111")
+ * // → "the local planport worker could not have its port 8787 back (another program holds it) and now runs at http://127.0.0.1:40111: …"
+ */
+export function movedPortText(from: number, server: string): string {
+  return `the local planport worker could not have its port ${from} back (another program holds it) and now runs at ${server}: open only review links planport prints from now on — older ones lead to that other program`;
 }
 
 /** A hint naming where the server came from, for "cannot reach" errors. */

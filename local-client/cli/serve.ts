@@ -12,6 +12,7 @@ import { startWorkerProcess, WorkerStartError } from "../embedded/worker-process
 import { UsageError } from "../errors.ts";
 import { writeUserConfig } from "../home.ts";
 import { terminalText } from "../terminal/text.ts";
+import { movedPortText } from "./connection.ts";
 import { EXIT } from "./exit-codes.ts";
 import { type CommandOutput, commandOutput } from "./output.ts";
 
@@ -133,6 +134,7 @@ export async function runEmbedded(flags: {
       const local = await useEmbeddedWorker({
         onStart: () => out.say("starting the local planport worker…"),
       });
+      if (local.movedFrom !== null) out.say(movedPortText(local.movedFrom, local.server));
       // Not a user once this command ends, and not stopped by it: the worker runs on while a
       // session in it is open, and for PLANPORT_EMBEDDED_IDLE_SECONDS once nothing uses it.
       local.detach();
