@@ -204,10 +204,11 @@ export function buildProgram(done: (code: number) => void): Command {
 
   program
     .command("embedded")
-    .description("show the embedded local worker started on demand, or stop it")
+    .description("show the embedded local worker started on demand, start it, or stop it")
+    .option("--start", "start it (to read its kept sessions; it stops again when unused)")
     .option("--stop", "stop it")
     .option("--json", "print one JSON line: whether it runs (or ran, with --stop)")
-    .action(async (opts: { stop?: boolean; json?: boolean }) => {
+    .action(async (opts: { start?: boolean; stop?: boolean; json?: boolean }) => {
       const { runEmbedded } = await import("./cli/serve.ts");
       done(await runEmbedded(opts));
     });

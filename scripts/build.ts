@@ -14,6 +14,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { RUNTIME_MODULES } from "../local-client/embedded/workerd-config.ts";
+import { assetsManifest } from "./assets-manifest.ts";
 
 /**
  * The one build step: what the installed `planport` runs, so no TypeScript is transpiled at
@@ -26,10 +28,14 @@ import { build } from "esbuild";
  * - `dist/lib/index.js` — the library, from `local-client/index.ts` (CONTRACT), and its types
  *   (`dist/lib/types/`, by tsc).
  * - `dist/worker/` — the worker exactly as wrangler bundles it for a deploy
- *   (`wrangler deploy --dry-run`), and the Miniflare options wrangler derives from
- *   `wrangler.toml` (bindings, Durable Objects, R2, rate limits, static assets): wrangler.toml
- *   stays the one place bindings are declared, and the installed package needs neither wrangler
- *   nor esbuild to run the worker.
+ *   (`wrangler deploy --dry-run`), and the options wrangler derives from `wrangler.toml`
+ *   (bindings, Durable Objects, R2, rate limits, static assets): wrangler.toml stays the one
+ *   place bindings are declared, and the installed package needs neither wrangler nor esbuild
+ *   to run the worker. Beside them, `runtime/`: the modules the embedded worker's workerd
+ *   config names besides the worker (local-client/embedded/workerd-config.ts) — Miniflare's R2
+ *   object and rate limiter, copied from the Miniflare that `wrangler dev` runs (so local state
+ *   and limits behave the same under both), and our assets router — and `assets.json`, the
+ *   static assets' index.
  *
  * Why esbuild (and wrangler's own esbuild for the worker) rather than tsc: the command must
  * start in a few milliseconds, which needs few files to load and each command's dependencies
@@ -57,11 +63,12 @@ const INPUTS = [
   "tsconfig.base.json",
   "tsconfig.lib.json",
   "scripts/build.ts",
+  "scripts/assets-manifest.ts",
 ];
 const STAMP = "build-inputs.sha256";
 
-/** Node's built-ins and the runtime the host starts; everything else is bundled. */
-const EXTERNAL = ["miniflare"];
+/** Node's built-ins and the Workers runtime the host starts; everything else is bundled. */
+const EXTERNAL = ["workerd"];
 
 /** A fingerprint of every input file (path and content), in a stable order. */
 export function inputsDigest(root = ROOT): string {
@@ -202,6 +209,56 @@ async function buildWorker(out: string): Promise<void> {
     join(dir, "options.json"),
     `${JSON.stringify({ name: name?.[1] ?? "planport", main: "index.js", options }, null, 2)}\n`,
   );
+  if (options.assets !== undefined) {
+    writeFileSync(
+      join(dir, "assets.json"),
+      `${JSON.stringify(assetsManifest(join(ROOT, options.assets.directory)))}\n`,
+    );
+  }
+  await buildRuntimeModules(join(dir, "runtime"));
+}
+
+/** Miniflare's modules the embedded worker's config names, by the names it gives them. */
+const MINIFLARE_MODULES: [keyof typeof RUNTIME_MODULES, string][] = [
+  ["shared", "shared/index.worker.js"],
+  ["zod", "shared/zod.worker.js"],
+  ["r2Bucket", "r2/bucket.worker.js"],
+  ["objectEntry", "shared/object-entry.worker.js"],
+  ["rateLimit", "ratelimit/ratelimit.worker.js"],
+];
+
+/**
+ * `dist/worker/runtime/`: Miniflare's storage modules (MIT; their licence notice goes with
+ * them) and the assets router.
+ */
+async function buildRuntimeModules(dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const miniflare = join(ROOT, "node_modules", "miniflare");
+  const version = JSON.parse(readFileSync(join(miniflare, "package.json"), "utf8")).version;
+  for (const [name, source] of MINIFLARE_MODULES) {
+    const text = readFileSync(join(miniflare, "dist", "src", "workers", source), "utf8");
+    // The source map comment names a file the package does not ship.
+    writeFileSync(
+      join(dir, RUNTIME_MODULES[name]),
+      text.replace(/\n\/\/# sourceMappingURL=.*\s*$/, "\n"),
+    );
+  }
+  writeFileSync(
+    join(dir, "MINIFLARE-LICENSE.txt"),
+    `The miniflare-*.worker.js modules are from the npm package miniflare@${version}\n` +
+      "(https://github.com/cloudflare/workers-sdk/tree/main/packages/miniflare), under the MIT licence\n" +
+      "given there (packages/miniflare/LICENSE).\n",
+  );
+  await build({
+    entryPoints: [join(ROOT, "local-client", "embedded", "runtime", "assets.ts")],
+    outfile: join(dir, RUNTIME_MODULES.assets),
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    minify: true,
+    logLevel: "warning",
+  });
 }
 
 /**

@@ -1,6 +1,12 @@
 import { UsageError } from "../errors.ts";
 import { readUserConfig, userConfigPath } from "../home.ts";
-import { type Api, ApiError, createApi, normalizeServer } from "../http/api.ts";
+import {
+  type Api,
+  ApiError,
+  createApi,
+  normalizeServer,
+  type ServerProofResult,
+} from "../http/api.ts";
 
 /**
  * Which server and token a command uses: the flags, else `PLANPORT_URL` / `PLANPORT_TOKEN`,
@@ -118,15 +124,35 @@ export const SERVER_CHECK_TIMEOUT_MS = 5_000;
  * await assertServerAnswers(conn); // throws ApiError "could not reach http://…: no answer within 5s"
  */
 export async function assertServerAnswers(conn: Connection, signal?: AbortSignal): Promise<void> {
-  if (conn.source === "embedded") return;
+  // The embedded worker was started or proved on connecting, as was a server on loopback.
+  if (conn.source === "embedded" || isLoopbackServer(conn.server)) return;
   const problem = await conn.api.health(SERVER_CHECK_TIMEOUT_MS, signal);
   if (problem !== null) {
     throw new ApiError(0, "server_unreachable", `could not reach ${conn.server}: ${problem}`);
   }
 }
 
+/** How long a local server has to prove it holds the token before any request carries it. */
+export const SERVER_PROOF_TIMEOUT_MS = 5_000;
+
 /**
- * Resolves and, for the embedded worker, starts or reuses it.
+ * Whether a server URL is on this machine's loopback: a port there may be held by any user of
+ * the machine, so such a server proves it holds the token before the token is sent
+ * ({@link connect}). A server elsewhere is trusted as its URL says (https proves itself).
+ *
+ * @example
+ * isLoopbackServer("http://127.0.0.1:8787") // → true
+ */
+export function isLoopbackServer(server: string): boolean {
+  const host = new URL(server).hostname.replace(/^\[|\]$/g, "");
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * Resolves and, for the embedded worker, starts or reuses it (with `start: false`, the
+ * read-only commands, only reuses it: an `EmbeddedNotRunning` otherwise). A server on this
+ * machine's loopback must first prove it holds the token (src/protocol/server-proof.ts):
+ * another user may hold the port, and would otherwise receive the token.
  *
  * @example
  * const conn = await connect({ server: opts.server, token: opts.token }, { signal, note, status });
@@ -136,19 +162,26 @@ export async function connect(
   flags: { server?: string; token?: string },
   ui: { note: (m: string) => void; status: (m: string) => void; signal?: AbortSignal },
   env: NodeJS.ProcessEnv = process.env,
+  opts: { start?: boolean } = {},
 ): Promise<Connection> {
   const resolved = serverFor(flags, env);
   if (resolved.kind === "remote") {
     const api = createApi({ server: resolved.server, token: resolved.token, signal: ui.signal });
+    if (isLoopbackServer(resolved.server)) {
+      const proof = await api.proveServer(SERVER_PROOF_TIMEOUT_MS, ui.signal);
+      if (proof.kind !== "proved") throw unprovenServer(resolved.server, resolved.source, proof);
+    }
     return { ...resolved, api, release: async () => null };
   }
   // Loaded only when used: a command against a configured server never pays for it.
   const { useEmbeddedWorker } = await import("../embedded/worker.ts");
   const local = await useEmbeddedWorker({
     env,
+    start: opts.start,
     // A line of its own, not a spinner's text: it stays on screen (the README's transcript).
     onStart: () => ui.note("starting the local planport worker…"),
   });
+  if (local.movedFrom !== null) ui.note(movedPortText(local.movedFrom, local.server));
   const api = createApi({ server: local.server, token: local.token, signal: ui.signal });
   return {
     server: local.server,
@@ -164,6 +197,45 @@ export async function connect(
       return kept;
     },
   };
+}
+
+/**
+ * Why a local server was not used, and what to do: each a status-0 ApiError (exit 6) that names
+ * where the server came from — the token was not sent.
+ */
+function unprovenServer(
+  server: string,
+  source: ServerSource,
+  proof: Exclude<ServerProofResult, { kind: "proved" }>,
+): ApiError {
+  const from = sourceHint(source);
+  switch (proof.kind) {
+    case "unreachable":
+    case "not_planport":
+      return new ApiError(
+        0,
+        "server_unreachable",
+        `could not reach ${server}: ${proof.detail} (${from})`,
+      );
+    case "not_holding_token":
+      return new ApiError(
+        0,
+        "token_not_held",
+        `the planport worker at ${server} does not hold your token, so it was not sent: check --token or PLANPORT_TOKEN (another user's program may also be answering on that port) (${from})`,
+      );
+  }
+}
+
+/**
+ * The sentence for an embedded worker that could not have its old port back: links printed
+ * before lead to whatever program holds it now (perhaps another user's).
+ *
+ * @example
+ * movedPortText(8787, "http://127.0.0.1:40111")
+ * // → "the local planport worker could not have its port 8787 back (another program holds it) and now runs at http://127.0.0.1:40111: …"
+ */
+export function movedPortText(from: number, server: string): string {
+  return `the local planport worker could not have its port ${from} back (another program holds it) and now runs at ${server}: open only review links planport prints from now on — older ones lead to that other program`;
 }
 
 /** A hint naming where the server came from, for "cannot reach" errors. */

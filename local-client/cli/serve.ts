@@ -5,12 +5,14 @@ import {
   localToken,
   runningEmbeddedWorker,
   stopEmbeddedWorker,
+  useEmbeddedWorker,
   writeWorkerEnvFile,
 } from "../embedded/worker.ts";
-import { startWorkerProcess } from "../embedded/worker-process.ts";
+import { startWorkerProcess, WorkerStartError } from "../embedded/worker-process.ts";
 import { UsageError } from "../errors.ts";
 import { writeUserConfig } from "../home.ts";
 import { terminalText } from "../terminal/text.ts";
+import { movedPortText } from "./connection.ts";
 import { EXIT } from "./exit-codes.ts";
 import { type CommandOutput, commandOutput } from "./output.ts";
 
@@ -71,13 +73,20 @@ async function serve(
   process.stderr.write(`starting the planport worker on port ${port} (state in ${persistDir})…\n`);
   const worker = await startWorkerProcess({
     runtime: "built",
+    // Bound by the worker's host itself, exclusively: a port another program (perhaps another
+    // user's) holds is refused, and the config below never points at it.
     port,
     persistDir,
+    configDir: paths.embedded,
     envFile,
     tmpDir: paths.tmp,
-    cacheDir: paths.cache,
-    // wrangler echoes what the worker logs, which can quote sessions and model output.
+    // The worker's log can quote sessions and model output.
     log: (line) => process.stderr.write(`[worker] ${terminalText(line)}\n`),
+  }).catch((err: unknown) => {
+    if (err instanceof WorkerStartError && err.code === "port_in_use") {
+      throw new UsageError(err.message);
+    }
+    throw err;
   });
   const configPath = writeUserConfig({ url: worker.url, token });
   if (out.json) out.result({ event: "serving", url: worker.url, token, config: configPath });
@@ -113,9 +122,23 @@ async function serve(
  * `{"event":"embedded","running",…}` (its url, pid, start and state folder when running), or
  * after `--stop` `{"event":"embedded_stopped","was_running"}`.
  */
-export async function runEmbedded(flags: { stop?: boolean; json?: boolean }): Promise<number> {
+export async function runEmbedded(flags: {
+  start?: boolean;
+  stop?: boolean;
+  json?: boolean;
+}): Promise<number> {
   const out = commandOutput(flags.json === true);
   try {
+    if (flags.start && flags.stop) throw new UsageError("--start and --stop: choose one");
+    if (flags.start) {
+      const local = await useEmbeddedWorker({
+        onStart: () => out.say("starting the local planport worker…"),
+      });
+      if (local.movedFrom !== null) out.say(movedPortText(local.movedFrom, local.server));
+      // Not a user once this command ends, and not stopped by it: the worker runs on while a
+      // session in it is open, and for PLANPORT_EMBEDDED_IDLE_SECONDS once nothing uses it.
+      local.detach();
+    }
     if (flags.stop) {
       const stopped = await stopEmbeddedWorker();
       out.say(

@@ -38,18 +38,22 @@ export interface ServerFlags {
 /**
  * Runs `fn` with a connection; maps failures to the error line or sentence (with advice, naming
  * `sessionId` where it helps) and an exit code (output.ts). A malformed `sessionId` is refused
- * before any server is reached or started.
+ * before any server is reached or started. A read-only command (`readOnly`) never starts the
+ * embedded worker: it says it is not running, and how to see its sessions.
  */
 async function withConnection(
   flags: ServerFlags,
   fn: (conn: Connection, out: CommandOutput) => Promise<number>,
   sessionId?: string,
+  readOnly = false,
 ): Promise<number> {
   const out = commandOutput(flags.json === true);
   let conn: Connection | null = null;
   try {
     if (sessionId !== undefined) assertSessionId(sessionId);
-    conn = await connect(flags, { note: out.say, status: out.say });
+    conn = await connect(flags, { note: out.say, status: out.say }, process.env, {
+      start: !readOnly,
+    });
     return await fn(conn, out);
   } catch (e) {
     return out.fail(e, { source: conn?.source, sessionId });
@@ -89,6 +93,7 @@ export function runStatus(id: string, flags: ServerFlags): Promise<number> {
       return EXIT.ok;
     },
     id,
+    true,
   );
 }
 
@@ -123,25 +128,30 @@ async function readAdherence(
 export function runList(
   flags: ServerFlags & { limit?: string; awaitingMe?: boolean },
 ): Promise<number> {
-  return withConnection(flags, async ({ api }, out) => {
-    const limit = flags.limit === undefined ? 50 : Number(flags.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-      throw new UsageError("--limit must be a whole number from 1 to 100");
-    }
-    const list = await withRetry(() =>
-      api.listSessions({ limit, ...(flags.awaitingMe === true && { awaiting: "me" as const }) }),
-    );
-    if (flags.awaitingMe === true && list.data.length === 0 && !flags.json) {
-      out.say("no session is waiting for your approval");
+  return withConnection(
+    flags,
+    async ({ api }, out) => {
+      const limit = flags.limit === undefined ? 50 : Number(flags.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+        throw new UsageError("--limit must be a whole number from 1 to 100");
+      }
+      const list = await withRetry(() =>
+        api.listSessions({ limit, ...(flags.awaitingMe === true && { awaiting: "me" as const }) }),
+      );
+      if (flags.awaitingMe === true && list.data.length === 0 && !flags.json) {
+        out.say("no session is waiting for your approval");
+        return EXIT.ok;
+      }
+      process.stdout.write(
+        flags.json
+          ? `${terminalJson(list)}\n`
+          : `${sessionTable(list.data, Date.now(), { requester: flags.awaitingMe === true })}\n`,
+      );
       return EXIT.ok;
-    }
-    process.stdout.write(
-      flags.json
-        ? `${terminalJson(list)}\n`
-        : `${sessionTable(list.data, Date.now(), { requester: flags.awaitingMe === true })}\n`,
-    );
-    return EXIT.ok;
-  });
+    },
+    undefined,
+    true,
+  );
 }
 
 /**

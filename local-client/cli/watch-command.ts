@@ -83,7 +83,10 @@ export async function runWatch(
   // The last table drawn: a failed refresh redraws it with the failure in its footer.
   let lastTable: string[] = [];
   try {
-    conn = await connect(flags, { note: warn, status: warn, signal });
+    // Read-only: it never starts the embedded worker.
+    conn = await connect(flags, { note: warn, status: warn, signal }, process.env, {
+      start: false,
+    });
     const api = conn.api;
     let seen: SeenPhases = new Map();
     let failures = 0;

@@ -4,6 +4,7 @@ import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import { abortAfter } from "../http/abort-after.ts";
 import { readBodyAtMost } from "../http/response-body.ts";
 import { PACKAGE_ROOT } from "../package-root.ts";
@@ -11,9 +12,12 @@ import { PACKAGE_ROOT } from "../package-root.ts";
 /**
  * Runs the planport worker on this machine, in one of two ways:
  *
- * - `"built"`: the bundle `npm run build` made (`dist/worker/`), run by the worker host
- *   (worker-host.ts, Miniflare's API). What the embedded local worker and `planport serve`
- *   run: no bundling at start, nothing written outside the folders it is given.
+ * - `"built"`: the bundle `npm run build` made (`dist/worker/`), run in workerd by the worker
+ *   host (worker-host.ts) from planport's own config. What the embedded local worker and
+ *   `planport serve` run: the host binds the port itself and says on a pipe when the worker
+ *   listens there, so the caller knows the worker on that port is the one it started (no
+ *   health check that any program on the port could answer); nothing is written outside the
+ *   folders it is given.
  * - `"wrangler"`: `wrangler dev` on the TypeScript entry (wrangler.toml's `main`), as a
  *   contributor runs it; the end-to-end tests start the worker this way.
  */
@@ -28,6 +32,11 @@ export interface WorkerProcessOptions {
   persistDir: string;
   /** Port to listen on; a free one is picked when absent. */
   port?: number;
+  /**
+   * With `"built"` and a `port`: take a free port when that one is in use (the embedded
+   * worker's old port is only a preference); without it, a port in use is refused.
+   */
+  anyPort?: boolean;
   /** `--var NAME:value` pairs (tokens, planner choice…). */
   vars?: Record<string, string>;
   /** Where wrangler's own output goes; discarded when absent. */
@@ -45,16 +54,23 @@ export interface WorkerProcessOptions {
   configPath?: string;
   /** `"wrangler"` (default): `wrangler dev` on the sources; `"built"`: the built bundle. */
   runtime?: "wrangler" | "built";
-  /** With `"built"`: Miniflare's temporary files go here (default: the OS's). */
+  /** With `"built"`: the runtime's temporary files go here (default: the OS's). */
   tmpDir?: string;
-  /** With `"built"`: where the host keeps its code cache (none when absent). */
-  cacheDir?: string;
+  /** With `"built"`: a private folder for the runtime's config while it starts. */
+  configDir?: string;
+  /**
+   * With `"built"`: the host stops the worker once, for `afterSeconds`, no command has been
+   * registered in `usersDir` and no session has been open (the embedded worker; usage.ts).
+   */
+  idleExit?: { afterSeconds: number; usersDir: string; startLock: string; record: string };
 }
 
 export interface WorkerProcess {
   readonly url: string;
   readonly port: number;
   readonly pid: number;
+  /** With `"built"`: the Workers runtime's pid (workerd, in the host's process group). */
+  readonly runtimePid?: number;
   /** Resolves when the process has exited (for whatever reason). */
   readonly exited: Promise<void>;
   /** Stops the process group gracefully (SIGTERM), then hard after a grace period. */
@@ -103,17 +119,63 @@ const START_ATTEMPTS = 3;
 /** The worker exited before it answered its health check. */
 class EarlyExit extends Error {}
 
-async function startOnce(opts: WorkerProcessOptions): Promise<WorkerProcess> {
-  const port = opts.port ?? (await freePort());
-  const args = opts.runtime === "built" ? builtArgs(opts, port) : await wranglerArgs(opts, port);
-  const logFd = opts.logFile === undefined ? undefined : openSync(opts.logFile, "a", 0o600);
+/** The worker host could not start the worker, and said why (`code`: `port_in_use`, …). */
+export class WorkerStartError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
+async function startOnce(opts: WorkerProcessOptions): Promise<WorkerProcess> {
+  return opts.runtime === "built" ? startBuilt(opts) : startWrangler(opts);
+}
+
+/**
+ * The worker host on the built bundle: it binds the port and says on a pipe (its descriptor 3)
+ * when workerd listens there, `{"event":"ready","port","runtime_pid"}`, or why it could not.
+ */
+async function startBuilt(opts: WorkerProcessOptions): Promise<WorkerProcess> {
+  const args = builtArgs(opts);
+  const logFd = opts.logFile === undefined ? undefined : openSync(opts.logFile, "a", 0o600);
   // The built worker runs from its state folder: nothing of it lands in the package's folder,
   // which an ordinary user may not be able to write.
-  const cwd = opts.runtime === "built" ? opts.persistDir : PACKAGE_ROOT;
-  mkdirSync(cwd, { recursive: true, mode: 0o700 });
+  mkdirSync(opts.persistDir, { recursive: true, mode: 0o700 });
   const child = spawn(process.execPath, args, {
-    cwd,
+    cwd: opts.persistDir,
+    // Its own process group, so a kill reaches workerd too and never leaves a port held.
+    detached: true,
+    stdio:
+      logFd === undefined ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", logFd, logFd, "pipe"],
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  if (logFd !== undefined) closeSync(logFd);
+  const { exited, recent } = watchChild(child, opts.log);
+  stopOnExit(child);
+  let ready: { port: number; runtimePid: number };
+  try {
+    ready = await readyReport(child, () => recent.join("\n"));
+  } catch (err) {
+    killGroup(child, "SIGKILL");
+    await exited;
+    throw err;
+  } finally {
+    starting.delete(child);
+  }
+  // Only once it is ready: until then this process must stay alive to see it exit.
+  if (opts.unref) child.unref();
+  return workerProcess(child, exited, ready.port, ready.runtimePid);
+}
+
+/** `wrangler dev` on the sources: ready when its health check answers. */
+async function startWrangler(opts: WorkerProcessOptions): Promise<WorkerProcess> {
+  const port = opts.port ?? (await freePort());
+  const args = await wranglerArgs(opts, port);
+  const logFd = opts.logFile === undefined ? undefined : openSync(opts.logFile, "a", 0o600);
+  const child = spawn(process.execPath, args, {
+    cwd: PACKAGE_ROOT,
     // Its own process group, so a kill reaches workerd too and never leaves a port held.
     detached: true,
     stdio: logFd === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", logFd, logFd],
@@ -126,20 +188,11 @@ async function startOnce(opts: WorkerProcessOptions): Promise<WorkerProcess> {
       ...(opts.tmpDir === undefined ? {} : { TMPDIR: opts.tmpDir }),
       // wrangler's debug logs go to a temporary folder, not to ~/.config/.wrangler/logs
       // where every run would leave one.
-      ...(opts.runtime === "built"
-        ? {}
-        : { WRANGLER_LOG_PATH: join(tmpdir(), "planport-wrangler-logs") }),
+      WRANGLER_LOG_PATH: join(tmpdir(), "planport-wrangler-logs"),
     },
   });
   if (logFd !== undefined) closeSync(logFd);
-  const exited = once(child, "exit").then(() => undefined);
-  const recent: string[] = [];
-  pipeLines(child, (line) => {
-    recent.push(line);
-    if (recent.length > OUTPUT_TAIL_LINES) recent.shift();
-    opts.log?.(line);
-  });
-
+  const { exited, recent } = watchChild(child, opts.log);
   const url = `http://127.0.0.1:${port}`;
   stopOnExit(child);
   try {
@@ -152,16 +205,39 @@ async function startOnce(opts: WorkerProcessOptions): Promise<WorkerProcess> {
   } finally {
     starting.delete(child);
   }
-  // Only once it is ready: until then this process must stay alive to see it exit.
   if (opts.unref) child.unref();
+  return workerProcess(child, exited, port);
+}
 
+/** Its exit, and its last lines of output (also passed to `log`). */
+function watchChild(
+  child: ChildProcess,
+  log: ((line: string) => void) | undefined,
+): { exited: Promise<void>; recent: string[] } {
+  const exited = once(child, "exit").then(() => undefined);
+  const recent: string[] = [];
+  pipeLines(child, (line) => {
+    recent.push(line);
+    if (recent.length > OUTPUT_TAIL_LINES) recent.shift();
+    log?.(line);
+  });
+  return { exited, recent };
+}
+
+function workerProcess(
+  child: ChildProcess,
+  exited: Promise<void>,
+  port: number,
+  runtimePid?: number,
+): WorkerProcess {
   return {
-    url,
+    url: `http://127.0.0.1:${port}`,
     port,
     pid: child.pid ?? -1,
+    runtimePid,
     exited,
     async stop() {
-      // wrangler gone, workerd perhaps not: whatever is left of the group goes.
+      // The host gone, workerd perhaps not: whatever is left of the group goes.
       if (hasExited(child)) return killGroup(child, "SIGKILL");
       killGroup(child, "SIGTERM");
       const timer = setTimeout(() => killGroup(child, "SIGKILL"), 5_000);
@@ -173,6 +249,66 @@ async function startOnce(opts: WorkerProcessOptions): Promise<WorkerProcess> {
       await exited;
     },
   };
+}
+
+/** The host's one line on its ready pipe; an exit or a closed pipe without one is an error. */
+function readyReport(
+  child: ChildProcess,
+  output: () => string,
+): Promise<{ port: number; runtimePid: number }> {
+  const pipe = child.stdio[3] as Readable | null | undefined;
+  return new Promise((resolveReady, reject) => {
+    let settled = false;
+    const settle = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn();
+    };
+    const timer = setTimeout(
+      () =>
+        settle(() =>
+          reject(new Error(`the worker did not become ready within ${READY_TIMEOUT_MS / 1000}s`)),
+        ),
+      READY_TIMEOUT_MS,
+    );
+    const early = async () => {
+      // The exit can come before the last output: give the pipes a moment to drain.
+      await new Promise((r) => setTimeout(r, 100));
+      const said = output().trim();
+      settle(() =>
+        reject(
+          new EarlyExit(
+            `the worker exited (code ${child.exitCode ?? child.signalCode}) before it was ready` +
+              (said === "" ? "" : `; its last output:\n${said}`),
+          ),
+        ),
+      );
+    };
+    child.once("exit", () => void early());
+    if (!pipe) return settle(() => reject(new Error("no ready pipe to the worker host")));
+    pipeLines({ stdout: pipe, stderr: null }, (line) => {
+      let message: {
+        event?: unknown;
+        port?: unknown;
+        runtime_pid?: unknown;
+        code?: unknown;
+        message?: unknown;
+      };
+      try {
+        message = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (message.event === "ready" && typeof message.port === "number") {
+        const runtimePid = typeof message.runtime_pid === "number" ? message.runtime_pid : -1;
+        settle(() => resolveReady({ port: message.port as number, runtimePid }));
+      } else if (message.event === "failed") {
+        const code = typeof message.code === "string" ? message.code : "start_failed";
+        settle(() => reject(new WorkerStartError(code, String(message.message))));
+      }
+    });
+  });
 }
 
 /** `wrangler dev` on the TypeScript entry. */
@@ -208,17 +344,33 @@ async function wranglerArgs(opts: WorkerProcessOptions, port: number): Promise<s
 }
 
 /** The worker host on the built bundle (dist/, made by `npm run build`). */
-function builtArgs(opts: WorkerProcessOptions, port: number): string[] {
+function builtArgs(opts: WorkerProcessOptions): string[] {
   const host = join(PACKAGE_ROOT, "dist", "cli", "worker-host.js");
   if (!existsSync(host) || !existsSync(join(PACKAGE_ROOT, "dist", "worker", "index.js"))) {
     throw new Error(
       `the worker is not built in ${PACKAGE_ROOT} (no dist/); run \`npm run build\` there (\`npm ci\` does it)`,
     );
   }
-  const args = [host, "--port", String(port), "--persist", opts.persistDir];
+  const args = [
+    host,
+    "--port",
+    String(opts.port ?? 0),
+    "--persist",
+    opts.persistDir,
+    "--config-dir",
+    opts.configDir ?? opts.persistDir,
+    "--ready-fd",
+    "3",
+  ];
+  if (opts.anyPort) args.push("--any-port");
+  if (opts.idleExit !== undefined) {
+    const idle = opts.idleExit;
+    args.push("--idle-exit-s", String(idle.afterSeconds), "--users", idle.usersDir);
+    args.push("--start-lock", idle.startLock, "--record", idle.record);
+  }
   if (opts.envFile !== undefined) args.push("--env-file", opts.envFile);
   if (opts.logFile !== undefined) args.push("--log", opts.logFile);
-  if (opts.cacheDir !== undefined) args.push("--cache", opts.cacheDir);
+  if (opts.tmpDir !== undefined) args.push("--tmp", opts.tmpDir);
   for (const [name, value] of Object.entries(opts.vars ?? {}))
     args.push("--var", `${name}=${value}`);
   return args;
@@ -262,7 +414,10 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 
 const OUTPUT_TAIL_LINES = 30;
 
-function pipeLines(child: ChildProcess, log: (line: string) => void): void {
+function pipeLines(
+  child: { stdout: Readable | null; stderr: Readable | null },
+  log: (line: string) => void,
+): void {
   for (const stream of [child.stdout, child.stderr]) {
     if (!stream) continue;
     stream.setEncoding("utf8");

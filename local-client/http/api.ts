@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import {
   type BlobsReceipt,
   BlobsReceiptSchema,
@@ -8,14 +8,17 @@ import {
   FeedPageSchema,
   type Message,
   MissingBlobsSchema,
+  newServerChallenge,
   type PlanFile,
   PlanFileSchema,
+  SERVER_CHALLENGE_HEADER,
   type Session,
   type SessionList,
   SessionListSchema,
   SessionSchema,
   type SnapshotReceipt,
   SnapshotReceiptSchema,
+  serverProof,
 } from "../../src/protocol/index.ts";
 import { formatDuration } from "../duration.ts";
 import { abortAfter, unlessAborted } from "./abort-after.ts";
@@ -162,46 +165,79 @@ export function createApi(opts: ApiOptions) {
 
   const session = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
 
+  /**
+   * What is wrong with the server, asked at `/v1/healthz` within `timeoutMs`; null when it
+   * answers as a planport worker does (200 `{"ok": true}`). Never throws.
+   *
+   * @example
+   * await api.health(5_000) // → null, or "no answer within 5s", "connect ECONNREFUSED …"
+   */
+  async function health(timeoutMs: number, signal?: AbortSignal): Promise<string | null> {
+    const limit = abortAfter(timeoutMs, [opts.signal, signal]);
+    try {
+      const res = await unlessAborted(
+        doFetch(`${base}/v1/healthz`, { signal: limit.signal }),
+        limit.signal,
+      );
+      const body = await readBodyAtMost(res, MAX_ERROR_BODY_BYTES, limit.signal);
+      if (res.ok && body !== null && answersOk(body)) return null;
+      return `its /v1/healthz answered ${res.status} without planport's {"ok": true}: is it a planport worker?`;
+    } catch (err) {
+      if (limit.timedOut()) return `no answer within ${formatDuration(timeoutMs)}`;
+      return describeNetworkError(err);
+    } finally {
+      limit.clear();
+    }
+  }
+
   return {
     server: base,
 
     /** Whether the server answers `/v1/healthz` within 2 s (never throws). */
     async healthz(signal?: AbortSignal): Promise<boolean> {
-      const limit = abortAfter(HEALTHZ_TIMEOUT_MS, [opts.signal, signal]);
-      try {
-        const res = await unlessAborted(
-          doFetch(`${base}/v1/healthz`, { signal: limit.signal }),
-          limit.signal,
-        );
-        await readBodyAtMost(res, MAX_ERROR_BODY_BYTES, limit.signal);
-        return res.ok;
-      } catch {
-        return false;
-      } finally {
-        limit.clear();
-      }
+      return (await health(HEALTHZ_TIMEOUT_MS, signal)) === null;
     },
 
+    health,
+
     /**
-     * What is wrong with the server, asked at `/v1/healthz` within `timeoutMs`; null when it
-     * answers as a planport worker does (200 `{"ok": true}`). Never throws.
+     * Whether the server holds this API's token, asked before the token is ever sent: a
+     * challenge to `/v1/healthz`, answered with HMAC proofs only a holder of the token can
+     * make (src/protocol/server-proof.ts). Never throws.
      *
      * @example
-     * await api.health(5_000) // → null, or "no answer within 5s", "connect ECONNREFUSED …"
+     * await api.proveServer(5_000) // → { kind: "proved" }, or why not: unreachable,
+     * //   not_planport (no proofs), not_holding_token (proofs, none of ours)
      */
-    async health(timeoutMs: number, signal?: AbortSignal): Promise<string | null> {
+    async proveServer(timeoutMs: number, signal?: AbortSignal): Promise<ServerProofResult> {
+      const challenge = newServerChallenge();
       const limit = abortAfter(timeoutMs, [opts.signal, signal]);
       try {
         const res = await unlessAborted(
-          doFetch(`${base}/v1/healthz`, { signal: limit.signal }),
+          doFetch(`${base}/v1/healthz`, {
+            headers: { [SERVER_CHALLENGE_HEADER]: challenge },
+            redirect: "error",
+            signal: limit.signal,
+          }),
           limit.signal,
         );
         const body = await readBodyAtMost(res, MAX_ERROR_BODY_BYTES, limit.signal);
-        if (res.ok && body !== null && answersOk(body)) return null;
-        return `its /v1/healthz answered ${res.status} without planport's {"ok": true}: is it a planport worker?`;
+        const answer = ProofAnswerSchema.safeParse(body === null ? null : safeJsonBody(body));
+        if (!res.ok || !answer.success) {
+          return {
+            kind: "not_planport",
+            detail: `its /v1/healthz answered ${res.status} without planport's {"ok": true, "proofs": […]}: is it a planport worker (of this version)?`,
+          };
+        }
+        const expected = await serverProof(opts.token, challenge);
+        return answer.data.proofs.includes(expected)
+          ? { kind: "proved" }
+          : { kind: "not_holding_token" };
       } catch (err) {
-        if (limit.timedOut()) return `no answer within ${formatDuration(timeoutMs)}`;
-        return describeNetworkError(err);
+        if (limit.timedOut()) {
+          return { kind: "unreachable", detail: `no answer within ${formatDuration(timeoutMs)}` };
+        }
+        return { kind: "unreachable", detail: describeNetworkError(err) };
       } finally {
         limit.clear();
       }
@@ -351,6 +387,31 @@ export function normalizeServer(server: string): string {
 function arrayBufferBacked(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   const isPlain = (b: Uint8Array): b is Uint8Array<ArrayBuffer> => b.buffer instanceof ArrayBuffer;
   return isPlain(bytes) ? bytes : new Uint8Array(bytes);
+}
+
+/**
+ * What a server said to a challenge (`proveServer`): it holds the token; it is not there; it is
+ * not a planport worker (of this version); or it is one, but does not hold the token (a wrong
+ * token, or another user's worker on the port).
+ */
+export type ServerProofResult =
+  | { kind: "proved" }
+  | { kind: "unreachable"; detail: string }
+  | { kind: "not_planport"; detail: string }
+  | { kind: "not_holding_token" };
+
+/** A healthz answer to a challenge: at most one proof per token a server could hold. */
+const ProofAnswerSchema = z.object({
+  ok: z.literal(true),
+  proofs: z.array(z.string().max(128)).max(1_000),
+});
+
+function safeJsonBody(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    return null;
+  }
 }
 
 /** A healthz body that says `{"ok": true}`. */

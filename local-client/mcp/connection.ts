@@ -9,7 +9,8 @@ import { terminalText } from "../terminal/text.ts";
  * forgotten, so the next call tries again.
  */
 export interface ConnectionHolder {
-  get(): Promise<Connection>;
+  /** With `start: false` (the read-only tools) the embedded worker is used only if it runs. */
+  get(opts?: { start?: boolean }): Promise<Connection>;
   /** Where the server came from, once connected (for "cannot reach" advice). */
   source(): ServerSource | undefined;
   /** Leaves the embedded worker (it keeps running while sessions in it are open). */
@@ -30,8 +31,8 @@ export function lazyConnection(
   // stdout is the MCP transport: everything for people goes to stderr.
   const log = (m: string) => process.stderr.write(`planport mcp: ${terminalText(m)}\n`);
   return {
-    get() {
-      pending ??= connect(flags, { note: log, status: log }, env).then(
+    get(opts = {}) {
+      pending ??= connect(flags, { note: log, status: log }, env, opts).then(
         (conn) => {
           made = conn;
           return conn;

@@ -21,28 +21,40 @@ async function withApi(
   ctx: Context,
   sessionId: string | undefined,
   fn: (conn: Awaited<ReturnType<ConnectionHolder["get"]>>) => Promise<ToolText>,
+  readOnly = false,
 ): Promise<ToolText> {
   try {
-    return await fn(await ctx.connection.get());
+    // A read-only tool never starts the embedded worker (as `planport status` and `list`).
+    return await fn(await ctx.connection.get({ start: !readOnly }));
   } catch (err) {
     return errorResult(err, { source: ctx.connection.source(), sessionId });
   }
 }
 
 export function sessionStatus(id: string, ctx: Context): Promise<ToolText> {
-  return withApi(ctx, id, async ({ api }) => {
-    const session = await withRetry(() => api.getSession(id));
-    return toolText(sessionDetails(session, Date.now()));
-  });
+  return withApi(
+    ctx,
+    id,
+    async ({ api }) => {
+      const session = await withRetry(() => api.getSession(id));
+      return toolText(sessionDetails(session, Date.now()));
+    },
+    true,
+  );
 }
 
 export function listSessions(limit: number | undefined, ctx: Context): Promise<ToolText> {
-  return withApi(ctx, undefined, async ({ api }) => {
-    const list = await withRetry(() => api.listSessions({ limit: limit ?? 20 }));
-    if (list.data.length === 0) return toolText("No planport sessions yet: start one with plan.");
-    const more = list.has_more ? "\n(more sessions exist: raise limit to see them)" : "";
-    return toolText(`${sessionTable(list.data, Date.now())}${more}`);
-  });
+  return withApi(
+    ctx,
+    undefined,
+    async ({ api }) => {
+      const list = await withRetry(() => api.listSessions({ limit: limit ?? 20 }));
+      if (list.data.length === 0) return toolText("No planport sessions yet: start one with plan.");
+      const more = list.has_more ? "\n(more sessions exist: raise limit to see them)" : "";
+      return toolText(`${sessionTable(list.data, Date.now())}${more}`);
+    },
+    true,
+  );
 }
 
 export function stopSession(id: string, ctx: Context): Promise<ToolText> {

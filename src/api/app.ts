@@ -6,6 +6,7 @@ import { reviewRoutes } from "../review/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { countReviewPage } from "./auth.ts";
 import { sendFailure } from "./errors.ts";
+import { healthz } from "./healthz.ts";
 import { reviewPageData } from "./review-data.ts";
 import { sessionRoutes } from "./sessions.ts";
 import { snapshotRoutes } from "./snapshots.ts";
@@ -20,7 +21,7 @@ import { snapshotRoutes } from "./snapshots.ts";
  */
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.get("/v1/healthz", (c) => c.json({ ok: true }));
+  app.get("/v1/healthz", healthz);
   // Settings are checked before any request is served: a bad var is named, not guessed around.
   app.use("*", async (c, next) => {
     const config = cachedConfig(c.env);

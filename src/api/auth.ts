@@ -76,6 +76,21 @@ function ownersOf(configured: string): Promise<ConfiguredOwner[]> {
 }
 
 /**
+ * The configured tokens, for the server's proof (healthz.ts); none when PLANPORT_TOKENS is
+ * unset or malformed (the API reports that as 500 server_misconfigured; a proof just fails).
+ *
+ * @example configuredTokens("alice:t1,t2") // ["t1", "t2"]
+ */
+export function configuredTokens(configured: string | undefined): string[] {
+  if (configured === undefined) return [];
+  try {
+    return configOf({ PLANPORT_TOKENS: configured }).tokens.map((t) => t.token);
+  } catch {
+    return [];
+  }
+}
+
+/**
  * Every owner of PLANPORT_TOKENS with its label, in the configured order.
  *
  * @example (await knownOwners(env.PLANPORT_TOKENS)).map((o) => o.label) // ["alice", "bob"]

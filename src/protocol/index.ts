@@ -14,6 +14,7 @@ export * from "./repo-names.ts";
 export * from "./requests.ts";
 export * from "./result.ts";
 export * from "./review-state.ts";
+export * from "./server-proof.ts";
 export * from "./session.ts";
 export * from "./snapshot-manifest.ts";
 export * from "./snapshot-rules.ts";

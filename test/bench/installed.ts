@@ -204,8 +204,6 @@ async function coldStart(runs: number): Promise<BenchRow[]> {
     };
     for (const name of ["PLANPORT_URL", "PLANPORT_TOKEN", "CI"]) delete env[name];
     const floorHost = await buildFloorHost();
-    const floorCache = join(root, "floor-cache");
-    mkdirSync(floorCache);
     const plan = async () => {
       const run = await msUntil([process.execPath, BIN, "plan", "add a discount code", "--json"], {
         env,
@@ -216,19 +214,17 @@ async function coldStart(runs: number): Promise<BenchRow[]> {
       spawnSync(process.execPath, [BIN, "embedded", "--stop"], { env, stdio: "ignore" });
       return run.ms;
     };
-    const floor = async (cache = floorCache) => {
+    const floor = async () => {
       const port = await freePort();
-      return msUntilServing([process.execPath, floorHost, String(port), cache], port, root);
+      return msUntilServing([process.execPath, floorHost, String(port)], port, root);
     };
     const first = await plan();
     await floor();
     const plans: number[] = [];
     const floors: number[] = [];
-    const plainFloors: number[] = [];
     for (let i = 0; i < runs; i++) {
       plans.push(await plan());
       floors.push(await floor());
-      plainFloors.push(await floor("-"));
     }
     const value = median(plans);
     const baseline = median(floors);
@@ -253,14 +249,6 @@ async function coldStart(runs: number): Promise<BenchRow[]> {
       }),
       infoRow({
         id: "P11",
-        name: "the same cold start next to Miniflare's plain start of an empty worker (no code cache)",
-        unit: "ms",
-        value,
-        baseline: median(plainFloors),
-        baselineName: "Miniflare's plain start, empty worker",
-      }),
-      infoRow({
-        id: "P11",
         name: "the first start after install (no code cache, empty state), once",
         unit: "ms",
         value: first,
@@ -273,7 +261,7 @@ async function coldStart(runs: number): Promise<BenchRow[]> {
   }
 }
 
-/** The floor's host, bundled next to the package's node_modules (it loads their Miniflare). */
+/** The floor's host, bundled next to the package's node_modules (it runs their workerd). */
 async function buildFloorHost(): Promise<string> {
   const dir = join(PACKAGE_ROOT, "node_modules", ".cache", "planport-bench");
   mkdirSync(dir, { recursive: true });
@@ -285,7 +273,7 @@ async function buildFloorHost(): Promise<string> {
     platform: "node",
     format: "esm",
     target: "node20",
-    external: ["miniflare"],
+    external: ["workerd"],
     banner: {
       js: 'import { createRequire as __r } from "node:module"; const require = __r(import.meta.url);',
     },

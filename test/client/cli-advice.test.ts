@@ -156,6 +156,9 @@ describe("planport status: advice for a refused token", () => {
       { env: home.env },
     );
     expect(code).toBe(6);
-    expect(stderr).toContain("planport: unknown token; check --token or PLANPORT_TOKEN");
+    // The server proved it holds other tokens, not this one: the token was never sent.
+    expect(stderr).toContain(
+      "does not hold your token, so it was not sent: check --token or PLANPORT_TOKEN",
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Session } from "../../src/protocol/index.ts";
+import { healthzAnswer } from "../support/server-proof.ts";
 import { FeedLog } from "./feed-events.ts";
 
 /**
@@ -106,7 +107,7 @@ export async function startFakeFeed(): Promise<FakeFeed> {
 
   function answer(req: IncomingMessage, res: ServerResponse, rec: RecordedRequest): void {
     if (rec.path === "/v1/healthz") {
-      json(res, 200, { ok: true });
+      void healthzAnswer(req, [FAKE_TOKEN]).then((body) => json(res, 200, body));
       return;
     }
     if (rec.authorization !== `Bearer ${FAKE_TOKEN}`) {

@@ -50,7 +50,10 @@ export async function startHostileServer(
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     requests.push({ method: req.method ?? "GET", path, at: performance.now() });
-    if (host.misbehave(req, res, path)) return;
+    // The health check goes through as it is: the CLI first asks a local server to prove it
+    // holds the token (src/protocol/server-proof.ts), and the misbehaviour under test is the
+    // one after that.
+    if (path !== "/v1/healthz" && host.misbehave(req, res, path)) return;
     const upstream = httpRequest(
       `${target}${req.url ?? "/"}`,
       { method: req.method, headers: req.headers },

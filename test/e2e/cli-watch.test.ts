@@ -163,16 +163,20 @@ describe("planport watch --json", () => {
 
 /**
  * A proxy in front of the worker that records every request, how many were in flight at once,
- * and answers the first `failFirst` requests itself with 503 (Retry-After: 1).
+ * and answers the first `failFirst` requests itself with 503 (Retry-After: 1). The health check
+ * the CLI sends once, to have a server on this machine prove it holds the token before any
+ * request carries it (src/protocol/server-proof.ts), goes through and is recorded apart.
  */
 async function countingProxy(failFirst = 0) {
   const seen: string[] = [];
+  const proofs: string[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
   const target = new URL(worker.url);
   const proxy: Server = createServer((req, res) => {
-    seen.push(`${req.method} ${req.url}`);
-    if (seen.length <= failFirst) {
+    if (req.url === "/v1/healthz") proofs.push(`${req.method} ${req.url}`);
+    else seen.push(`${req.method} ${req.url}`);
+    if (req.url !== "/v1/healthz" && seen.length <= failFirst) {
       res.writeHead(503, { "content-type": "application/json", "retry-after": "1" });
       res.end(JSON.stringify({ error: { code: "unavailable", message: "deploying" } }));
       return;
@@ -202,6 +206,7 @@ async function countingProxy(failFirst = 0) {
   return {
     url: `http://127.0.0.1:${port}`,
     seen,
+    proofs,
     maxInFlight: () => maxInFlight,
     close: () => new Promise((r) => proxy.close(r)),
   };
@@ -217,6 +222,8 @@ describe("one request per tick, failures as the poller tolerates them", () => {
       run.child.kill("SIGINT");
       expect((await run.done).code).toBe(130);
       expect(new Set(proxy.seen)).toEqual(new Set(["GET /v1/sessions?limit=100"]));
+      // Besides the one proof before the first refresh.
+      expect(proxy.proofs).toEqual(["GET /v1/healthz"]);
       expect(proxy.maxInFlight()).toBe(1);
     } finally {
       await proxy.close();

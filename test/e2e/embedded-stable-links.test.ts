@@ -11,9 +11,10 @@ import { isolatedHome, runCli } from "../client/run-cli.ts";
 /**
  * Review links that keep working (DESIGN.md "Review links"): the embedded worker comes back
  * on the port it last ran on, so a link printed before a restart still opens the review page;
- * when that port is taken it falls back to a free one without fuss, remembers it, and
- * `planport status` / `list` show links on the new port, because the server builds every
- * `review_url` from the request it answers rather than storing a host.
+ * when that port is taken it falls back to a free one, remembers it, the command that started
+ * it says the old links lead elsewhere now, and `planport status` / `list` show links on the new
+ * port, because the server builds every `review_url` from the request it answers rather than
+ * storing a host.
  */
 
 interface Recorded {
@@ -53,7 +54,7 @@ afterEach(async () => {
 });
 
 describe("review links of the embedded worker", () => {
-  it("survive a restart on the remembered port; a taken port falls back quietly and status/list link to the new one", async () => {
+  it("survive a restart on the remembered port; a taken port falls back, is said, and status/list link to the new one", async () => {
     const home = isolatedHome();
     // A scripted plan keeps the session open (plan_ready), so the worker outlives each command.
     home.env.PLANPORT_ALLOW_SCRIPTED = "true";
@@ -76,9 +77,10 @@ describe("review links of the embedded worker", () => {
     expect(rememberedPort(home.data)).toBe(first.port);
     expect(await statusCode(link)).toBe(200);
 
-    // Stopped, then started again by a command: the same port, and the old link still works.
+    // Stopped, then started again: the same port, and the old link still works.
     expect((await runCli(["embedded", "--stop"], { env: home.env })).code).toBe(0);
     expect(isAlive(first.pid)).toBe(false);
+    expect((await runCli(["embedded", "--start"], { env: home.env })).code).toBe(0);
     const status = await runCli(["status", created.id, "--json"], { env: home.env });
     expect(status.code, status.stderr).toBe(0);
     const second = recorded(home.data);
@@ -91,10 +93,15 @@ describe("review links of the embedded worker", () => {
     expect((await runCli(["embedded", "--stop"], { env: home.env })).code).toBe(0);
     const squatter = await occupy(first.port);
     cleanups.push(() => new Promise((resolve) => squatter.close(resolve)));
+    const restarted = await runCli(["embedded", "--start"], { env: home.env });
+    expect(restarted.code, restarted.stderr).toBe(0);
+    // It says the old links now lead to that other program; nothing else, no stack, no EADDRINUSE.
+    expect(restarted.stderr).toContain(
+      `could not have its port ${first.port} back (another program holds it)`,
+    );
+    expect(restarted.stderr).not.toMatch(/error|EADDRINUSE|^\s+at /im);
     const moved = await runCli(["status", created.id, "--json"], { env: home.env });
     expect(moved.code, moved.stderr).toBe(0);
-    // Nothing alarming on the way: no error, no stack, no EADDRINUSE.
-    expect(moved.stderr).not.toMatch(/error|EADDRINUSE|warn|^\s+at /im);
     const third = recorded(home.data);
     expect(third.port).not.toBe(first.port);
     expect(rememberedPort(home.data)).toBe(third.port);
@@ -110,6 +117,7 @@ describe("review links of the embedded worker", () => {
     // The new port is the one remembered: with the old one free again, it is kept.
     await new Promise((resolve) => squatter.close(resolve));
     expect((await runCli(["embedded", "--stop"], { env: home.env })).code).toBe(0);
+    expect((await runCli(["embedded", "--start"], { env: home.env })).code).toBe(0);
     const again = await runCli(["status", created.id, "--json"], { env: home.env });
     expect(again.code, again.stderr).toBe(0);
     expect(recorded(home.data).port).toBe(third.port);

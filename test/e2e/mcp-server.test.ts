@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -284,7 +284,7 @@ describe("planport mcp after an approval for the cloud", () => {
 });
 
 describe("planport mcp with no server configured", () => {
-  it("starts the embedded local worker on the first call and stops it when the client leaves", async () => {
+  it("starts the embedded local worker for plan (never for list or status) and stops it when the client leaves", async () => {
     const own = isolatedHome();
     const transport = new StdioClientTransport({
       command: process.execPath,
@@ -301,12 +301,24 @@ describe("planport mcp with no server configured", () => {
     });
     const embedded = new Client({ name: "planport-e2e-embedded", version: "1.0.0" });
     await embedded.connect(transport);
-    const listed = (await embedded.callTool({ name: "list", arguments: {} }, undefined, {
-      timeout: 150_000,
-    })) as CallToolResult;
-    expect(listed.isError, text(listed)).toBeFalsy();
-    expect(text(listed)).toBe("No planport sessions yet: start one with plan.");
+    const call = async (name: string, args: Record<string, unknown>) =>
+      (await embedded.callTool({ name, arguments: args }, undefined, {
+        timeout: 150_000,
+      })) as CallToolResult;
+    // The read-only tools do not start it: they say it is not running.
+    const idle = await call("list", {});
+    expect(text(idle)).toContain("the local planport worker is not running");
+    expect(existsSync(join(own.data, "planport", "embedded", "worker.json"))).toBe(false);
+    expect(said).not.toContain("starting the local planport worker");
+    // plan does.
+    const planned = await call("plan", { task: "add OAuth login" });
+    expect(planned.isError, text(planned)).toBeFalsy();
     expect(said).toContain("starting the local planport worker");
+    const id = /ses_[0-9a-z]{26}/.exec(text(planned))?.[0] as string;
+    const stopped = await call("stop", { session_id: id });
+    expect(stopped.isError, text(stopped)).toBeFalsy();
+    const listed = await call("list", {});
+    expect(text(listed)).toContain(id);
     const record = JSON.parse(
       readFileSync(join(own.data, "planport", "embedded", "worker.json"), "utf8"),
     ) as { pid: number };

@@ -37,19 +37,17 @@ describe("wrangler dev harness", () => {
   it("a recorded embedded worker whose wrangler crashed has its orphaned runtimes stopped", async () => {
     const worker = await startWorkerProcess({ persistDir: dir, vars: { PLANPORT_TOKENS: "t" } });
     const record = join(dir, "worker.json");
-    writeFileSync(
-      record,
-      JSON.stringify({
-        pid: worker.pid,
-        port: worker.port,
-        url: worker.url,
-        persist_dir: dir,
-        started_at: new Date().toISOString(),
-      }),
-    );
+    const recorded = {
+      pid: worker.pid,
+      port: worker.port,
+      url: worker.url,
+      persist_dir: dir,
+      started_at: new Date().toISOString(),
+    };
+    writeFileSync(record, JSON.stringify(recorded));
     process.kill(worker.pid, "SIGKILL");
     await worker.exited;
-    const orphans = orphanedRuntimes(worker.pid);
+    const orphans = orphanedRuntimes(recorded);
     expect(orphans.length).toBeGreaterThan(0);
     expect(orphans.sort()).toEqual(
       workerdProcesses(worker.pid)
@@ -57,10 +55,10 @@ describe("wrangler dev harness", () => {
         .sort(),
     );
     // An unrelated group (this test's own) holds no workerd of ours.
-    expect(orphanedRuntimes(process.pid)).toEqual([]);
+    expect(orphanedRuntimes({ ...recorded, pid: process.pid })).toEqual([]);
 
     expect(await stopRecordedWorker(record)).toBe(true);
-    await waitUntil(async () => (orphanedRuntimes(worker.pid).length === 0 ? true : undefined), {
+    await waitUntil(async () => (orphanedRuntimes(recorded).length === 0 ? true : undefined), {
       what: "the orphaned runtimes to be stopped",
     });
     await expect(fetch(`${worker.url}/v1/healthz`)).rejects.toThrow();
