@@ -56,6 +56,8 @@ function hiddenPattern(): RegExp {
 
 // Format characters drawn with a glyph of their own (Prepended_Concatenation_Mark).
 const VISIBLE_FORMAT = /^[\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u{110bd}\u{110cd}]$/u;
+// (Regular expressions rather than string literals: the page's bundle must stay ASCII.)
+const NEWLINE_OR_TAB = /^[\n\t]$/;
 const LETTER_OR_MARK = /^[\p{L}\p{M}]$/u;
 const JOINING_SCRIPT =
   /^[\p{scx=Arab}\p{scx=Syrc}\p{scx=Thaa}\p{scx=Nkoo}\p{scx=Mand}\p{scx=Mong}\p{scx=Phag}\p{scx=Adlm}\p{scx=Rohg}\p{scx=Deva}\p{scx=Beng}\p{scx=Guru}\p{scx=Gujr}\p{scx=Orya}\p{scx=Taml}\p{scx=Telu}\p{scx=Knda}\p{scx=Mlym}\p{scx=Sinh}\p{scx=Tibt}\p{scx=Mymr}\p{scx=Khmr}]$/u;
@@ -96,7 +98,7 @@ function endsEmoji(text: string, at: number): boolean {
 
 /** Whether the candidate `ch` at `at` is written as it is: it has a visible job there. */
 function keeps(ch: string, text: string, at: number): boolean {
-  if (ch === "\n" || ch === "\t" || ch.length > 2 || VISIBLE_FORMAT.test(ch)) return true;
+  if (NEWLINE_OR_TAB.test(ch) || ch.length > 2 || VISIBLE_FORMAT.test(ch)) return true;
   const code = ch.codePointAt(0) ?? 0;
   const before = codePointBefore(text, at);
   const after = codePointAt(text, at + ch.length);
@@ -149,7 +151,7 @@ export function hiddenMark(ch: string): string {
  * "a⟨U+200B⟩b".split(hiddenMarkPattern()) // → ["a", "b"]
  */
 export function hiddenMarkPattern(): RegExp {
-  return /⟨U\+(?:[0-9A-F]{4,5}|10[0-9A-F]{4})⟩/g;
+  return /\u27e8U\+(?:[0-9A-F]{4,5}|10[0-9A-F]{4})\u27e9/g;
 }
 
 /**
