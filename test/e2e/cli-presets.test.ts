@@ -133,16 +133,16 @@ describe("--on-teleport presets against wrangler dev (offline planner)", () => {
       expect(code, stderr).toBe(0);
       const outcome = ndjson(stdout).find((l) => l.event === "outcome");
       const planFile = String(outcome?.plan_file);
-      expect(outcome?.plan).toBe(shown);
-      expect(readFileSync(planFile, "utf8")).toBe(shown);
       if (onTeleport === "claude") {
         const seen = JSON.parse(readFileSync(record, "utf8")) as AgentRecord;
-        expect(seen.argv.at(-1)).toBe(presetInstruction(shown, planFile, "inline"));
         for (const mark of HIDDEN_TEXT_PLAN_MARKS) expect(seen.argv.at(-1)).toContain(mark);
         expect(hiddenCharactersIn(seen.argv.join("\n"))).toEqual([]);
+        expect(seen.argv.at(-1)).toBe(presetInstruction(shown, planFile, "inline"));
       } else {
         expect(readFileSync(stdinCopy, "utf8")).toBe(shown);
       }
+      expect(readFileSync(planFile, "utf8")).toBe(shown);
+      expect(outcome?.plan).toBe(shown);
     }
   }, 240_000);
 
