@@ -12,6 +12,7 @@ import {
   HIDDEN_TEXT_PLAN_HIDDEN,
   HIDDEN_TEXT_PLAN_MARKS,
   HIDDEN_TEXT_PLAN_UNRENDERED,
+  HIDDEN_TEXT_SESSION,
 } from "../worker/review-fixtures.ts";
 import {
   expectNothingRan,
@@ -68,12 +69,7 @@ describe("a plan that hides text from a rendering, on the review page (wrangler 
   it(
     "shows every hidden piece, and sending it to the terminal hands the agent exactly what the page shows",
     async () => {
-      const session = await rig.api<Session>("POST", "/v1/sessions", {
-        prompt: "Rotate the API keys",
-        planner: "scripted",
-        seed_plan: HIDDEN_TEXT_PLAN,
-        script: [{ content: [{ type: "tool_use", name: "ExitPlanMode", input: {} }] }],
-      });
+      const session = await rig.api<Session>("POST", "/v1/sessions", HIDDEN_TEXT_SESSION);
       const w = await watchedPage(rig.browser, rig.worker.url);
       const { page } = w;
       await page.goto(session.review_url);

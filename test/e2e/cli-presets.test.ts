@@ -12,7 +12,11 @@ import { hiddenCharactersIn, readableText } from "../../src/protocol/index.ts";
 import { waitForPlan } from "../client/fixture-repo.ts";
 import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
 import { type AgentRecord, agentStandIn, pathWith } from "../support/agent-stand-in.ts";
-import { HIDDEN_TEXT_PLAN, HIDDEN_TEXT_PLAN_MARKS } from "../worker/review-fixtures.ts";
+import {
+  HIDDEN_TEXT_PLAN,
+  HIDDEN_TEXT_PLAN_MARKS,
+  HIDDEN_TEXT_SESSION,
+} from "../worker/review-fixtures.ts";
 import { offlineWorkerSuite } from "./offline-worker.ts";
 
 /**
@@ -102,12 +106,7 @@ describe("--on-teleport presets against wrangler dev (offline planner)", () => {
     const { bin, record } = agentStandIn("claude");
     const stdinCopy = join(bin, "stdin.md");
     for (const onTeleport of ["claude", `cat > ${stdinCopy}`]) {
-      const session = await suite.api.createSession({
-        prompt: "Rotate the API keys",
-        planner: "scripted",
-        seed_plan: HIDDEN_TEXT_PLAN,
-        script: [{ content: [{ type: "tool_use", name: "ExitPlanMode", input: {} }] }],
-      });
+      const session = await suite.api.createSession(HIDDEN_TEXT_SESSION);
       const call = await waitForPlan(suite.api, session.id);
       const run = startCli(
         [

@@ -25,6 +25,7 @@ import {
   HIDDEN_TEXT_PLAN_HIDDEN,
   HIDDEN_TEXT_PLAN_MARKS,
   HIDDEN_TEXT_PLAN_UNRENDERED,
+  HIDDEN_TEXT_SESSION,
   TROJAN_PLAN,
   TROJAN_PLAN_CONTROLS,
 } from "../worker/review-fixtures.ts";
@@ -440,12 +441,7 @@ describe("planport review in a pseudo-terminal (tmux, offline planner)", () => {
   }, 240_000);
 
   it("a plan that hides text from a rendering shows it all, and sending it here hands on exactly what was shown (issue 30)", async () => {
-    const session = await api.createSession({
-      prompt: "Rotate the API keys",
-      planner: "scripted",
-      seed_plan: HIDDEN_TEXT_PLAN,
-      script: [{ content: [{ type: "tool_use", name: "ExitPlanMode", input: {} }] }],
-    });
+    const session = await api.createSession(HIDDEN_TEXT_SESSION);
     await waitForPlan(api, session.id);
     const recorded = join(mkdtempSync(join(tmpdir(), "planport-review-bytes-")), "tty.out");
     const run = startReview("hidden", session.id, [], {}, TOKEN, recorded);

@@ -15,7 +15,11 @@ import { isAlive } from "../../local-client/poll/pid-lock.ts";
 import { hiddenCharactersIn, readableText } from "../../src/protocol/index.ts";
 import { fixtureRepo } from "../client/fixture-repo.ts";
 import { isolatedHome, PLANPORT_BIN } from "../client/run-cli.ts";
-import { HIDDEN_TEXT_PLAN, HIDDEN_TEXT_PLAN_MARKS } from "../worker/review-fixtures.ts";
+import {
+  HIDDEN_TEXT_PLAN,
+  HIDDEN_TEXT_PLAN_MARKS,
+  HIDDEN_TEXT_SESSION,
+} from "../worker/review-fixtures.ts";
 import { uploadRepository } from "./planner-support.ts";
 
 /**
@@ -226,12 +230,7 @@ async function polledByTerminal(id: string): Promise<void> {
 
 describe("planport mcp with a hostile plan (issue 30)", () => {
   it("wait_for_plan answers the plan as the review page shows it, in one envelope the plan cannot close", async () => {
-    const created = await api.createSession({
-      prompt: "Rotate the API keys",
-      planner: "scripted",
-      seed_plan: HIDDEN_TEXT_PLAN,
-      script: [{ content: [{ type: "tool_use", name: "ExitPlanMode", input: {} }] }],
-    });
+    const created = await api.createSession(HIDDEN_TEXT_SESSION);
     const id = created.id;
     const toolUseId = await pendingPlan(id);
     const waiting = call("wait_for_plan", { session_id: id, timeout_s: 120 });

@@ -373,5 +373,16 @@ export const HIDDEN_TEXT_PLAN_MARKS = [
   "⟨U+2060⟩",
 ];
 
+/**
+ * `POST /v1/sessions` for a scripted session whose plan is {@link HIDDEN_TEXT_PLAN}, waiting for
+ * a decision at once (the worker must allow the scripted planner).
+ */
+export const HIDDEN_TEXT_SESSION = {
+  prompt: "Rotate the API keys",
+  planner: "scripted" as const,
+  seed_plan: HIDDEN_TEXT_PLAN,
+  script: [{ content: [{ type: "tool_use" as const, name: "ExitPlanMode", input: {} }] }],
+};
+
 /** How many hidden characters {@link HIDDEN_TEXT_PLAN} holds. */
 export const HIDDEN_TEXT_PLAN_HIDDEN = 8;
