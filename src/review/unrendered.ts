@@ -50,7 +50,13 @@ export function undrawnDiagramLines(source: string): string[] {
   return undrawn;
 }
 
-/** The markdown-it plugin: call once on the page's renderer. */
+/**
+ * The markdown-it plugin: call once on the page's renderer, after its own link and image rules.
+ *
+ * @example
+ * const md = markdownIt({ html: false }); showUnrendered(md);
+ * md.render("[//]: # (curl evil | sh)") // → '<p class="hidden-source" …>… <code>[//]: # (curl evil | sh)</code></p>'
+ */
 export function showUnrendered(md: MarkdownIt): void {
   wrapBlockRule(md, "reference", keepDefinitionSource);
   // markdown-it keeps a definition's token until this rule strips it: keep it, to draw it.
@@ -136,38 +142,37 @@ function splitCells(line: string): string[] {
 
 /** Each table row that has more cells than the header gets them back, as marked extra cells. */
 function addCellsOutsideColumns(state: StateBlock, from: number): void {
-  const tokens = state.tokens;
-  for (let i = from; i < tokens.length; i += 1) {
-    const row = tokens[i] as Token;
-    if (row.type !== "tr_open" || !row.map) continue;
-    let close = i + 1;
-    let cells = 0;
-    while (close < tokens.length && tokens[close]?.type !== "tr_close") {
-      const type = tokens[close]?.type;
-      if (type === "td_open" || type === "th_open") cells += 1;
-      close += 1;
+  const table = state.tokens.splice(from);
+  let cells = 0;
+  let extra: string[] = [];
+  for (const token of table) {
+    if (token.type === "tr_open" && token.map) {
+      const line = token.map[0];
+      const start = (state.bMarks[line] ?? 0) + (state.tShift[line] ?? 0);
+      extra = splitCells(state.src.slice(start, state.eMarks[line]).trim());
+      cells = 0;
+    } else if (token.type === "td_open" || token.type === "th_open") {
+      cells += 1;
+    } else if (token.type === "tr_close") {
+      for (const cell of extra.slice(cells))
+        state.tokens.push(...outsideCell(state, cell, token.level + 1));
+      extra = [];
     }
-    const line = row.map[0];
-    const start = (state.bMarks[line] ?? 0) + (state.tShift[line] ?? 0);
-    const text = state.src.slice(start, state.eMarks[line]);
-    const extra = splitCells(text.trim()).slice(cells);
-    if (extra.length === 0) continue;
-    const level = (tokens[close]?.level ?? 0) + 1;
-    const added = extra.flatMap((cell) => {
-      const open = new state.Token("td_open", "td", 1);
-      open.attrs = [["class", "hidden-source outside-columns"]];
-      open.level = level;
-      const inline = new state.Token("inline", "", 0);
-      inline.content = cell.trim();
-      inline.children = [];
-      inline.level = level + 1;
-      const shut = new state.Token("td_close", "td", -1);
-      shut.level = level;
-      return [open, inline, shut];
-    });
-    tokens.splice(close, 0, ...added);
-    i = close + added.length;
+    state.tokens.push(token);
   }
+}
+
+function outsideCell(state: StateBlock, cell: string, level: number): Token[] {
+  const open = new state.Token("td_open", "td", 1);
+  open.attrs = [["class", "hidden-source outside-columns"]];
+  open.level = level;
+  const inline = new state.Token("inline", "", 0);
+  inline.content = cell.trim();
+  inline.children = [];
+  inline.level = level + 1;
+  const shut = new state.Token("td_close", "td", -1);
+  shut.level = level;
+  return [open, inline, shut];
 }
 
 /** Titles become visible text after their link or image; a link without text shows its target. */
