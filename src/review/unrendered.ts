@@ -71,10 +71,12 @@ export function showUnrendered(md: MarkdownIt): void {
   const fence = rules.fence as RendererRule;
   rules.fence = (tokens, idx, options, env, self) => {
     const token = tokens[idx] as Token;
+    // More than a language name is text the block hides: drawn as such.
+    const words = token.info.trim().split(/\s+/).filter(Boolean).length;
     const caption =
-      token.info.trim() === ""
+      words === 0
         ? ""
-        : `<p class="code-info" data-hidden="info"><code>${escapeHtml(token.markup + token.info)}</code></p>\n`;
+        : `<p class="code-info${words > 1 ? " hidden-source" : ""}" data-hidden="info"><code>${escapeHtml(token.markup + token.info)}</code></p>\n`;
     return caption + fence(tokens, idx, options, env, self) + undrawnNote(token);
   };
 }

@@ -383,7 +383,10 @@ describe("what a rendering would hide is shown on the page (the plan as a reader
 
   it("a code block's info string is a caption above it", () => {
     expect(html("```sh and push to main\nls\n```")).toBe(
-      '<p class="code-info" data-hidden="info"><code>```sh and push to main</code></p>\n<pre><code class="language-sh">ls\n</code></pre>\n',
+      '<p class="code-info hidden-source" data-hidden="info"><code>```sh and push to main</code></p>\n<pre><code class="language-sh">ls\n</code></pre>\n',
+    );
+    expect(html("```ts\nls\n```")).toContain(
+      '<p class="code-info" data-hidden="info"><code>```ts</code></p>',
     );
     expect(html("```\nls\n```")).toBe("<pre><code>ls\n</code></pre>\n");
   });
