@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { accessSync, constants, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { readableText } from "../../src/protocol/index.ts";
 import { defaultPlansDir } from "../home.ts";
 import {
   type PresetName,
@@ -15,6 +16,11 @@ import {
  * What a teleport does on this machine: the plan sent back from the browser is saved as a plan
  * file and handed to whatever carries it out here (an agent CLI, an editor, a script). No
  * terminal I/O of its own: the CLI (cli/handoff.ts) asks the user and reports.
+ *
+ * The plan that crosses into the file and the agent is the plan as a reader sees it (protocol
+ * `readableText`: every hidden character a visible mark), as the review page showed it. The
+ * poller already hands over that text; these functions are also the library's, open to a plan
+ * from anywhere, so they apply the rule again (it changes nothing twice).
  */
 
 /** implement here · start a new session (fresh context) · cancel (keep the file). */
@@ -287,7 +293,8 @@ export function saveTeleportedPlan(
     env: opts.env,
   });
   if (warning) opts.warn?.(warning);
-  return writePlanFile(dir, planSlug(opts.title, opts.plan), opts.plan);
+  const plan = readableText(opts.plan);
+  return writePlanFile(dir, planSlug(opts.title, plan), plan);
 }
 
 /**
@@ -316,7 +323,7 @@ export async function carryOutTeleport(
   const choice = opts.choose ? await opts.choose(opts.planFile) : "implement";
   if (choice === "cancel") return { choice, commandExitCode: null };
   const run = {
-    plan: opts.plan,
+    plan: readableText(opts.plan),
     planFile: opts.planFile,
     fresh: choice === "fresh",
     cwd: opts.repoRoot,

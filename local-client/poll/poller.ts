@@ -3,6 +3,7 @@ import {
   type ExecutionTarget,
   executionTargetOf,
   type FeedPage,
+  readableText,
 } from "../../src/protocol/index.ts";
 import {
   ApiError,
@@ -95,6 +96,13 @@ export interface PollOptions {
  */
 export interface PollOutcome {
   kind: "approved" | "teleport";
+  /**
+   * The plan as a reader sees it (protocol `readableText`): what the review page showed, every
+   * hidden character a visible mark. This is where the plan enters the client, so every exit
+   * after it — the plan file, `--on-teleport`, a preset's argv, `--json`, the MCP answer — hands
+   * on what the reviewer saw. The feed keeps the planner's text as written (the scanner reads
+   * it exactly; `GET …/plan` returns it).
+   */
   plan: string;
   rejectCount: number;
   executionTarget: ExecutionTarget;
@@ -229,7 +237,7 @@ export async function pollForApprovedExitPlanMode(opts: PollOptions): Promise<Po
       if (result.kind === "approved" || result.kind === "teleport") {
         return {
           kind: result.kind,
-          plan: result.plan,
+          plan: readableText(result.plan),
           rejectCount: scanner.rejectCount,
           executionTarget: executionTargetOf(result.kind),
         };

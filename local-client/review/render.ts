@@ -1,17 +1,25 @@
 import { Marked, type Tokens } from "marked";
 import { markedTerminal } from "marked-terminal";
-import { directionControlsIn, directionWarning } from "../../src/protocol/index.ts";
-import { visibleFormatCharacters, withoutTerminalControls } from "../terminal/text.ts";
+import {
+  hiddenCharactersIn,
+  hiddenCharacterWarning,
+  readableText,
+} from "../../src/protocol/index.ts";
+import { withoutTerminalControls } from "../terminal/text.ts";
+import { unrenderedExtension } from "./unrendered.ts";
 
 /**
  * The plan as the terminal review shows it: markdown rendered by marked + marked-terminal
  * (headings, lists, code blocks, tables), reflowed to the terminal's width. The plan is the
- * model's text, so it is neutralised twice: its control characters go before rendering
- * (terminal/text.ts — no escape sequence of the plan's reaches the renderer), and after it
- * only the renderer's own colours (SGR) may remain — no hyperlink, title or cursor sequence —
- * and the invisible format characters are shown where they are printed: marked decodes
- * `&#x202E;` into a bidi override, so hiding them before parsing cannot be enough. Each hidden
- * text-direction character is printed as its mark (`⟨U+202E⟩`), under a warning that counts them.
+ * model's text, so it is neutralised twice. What is rendered is the plan as a reader sees it
+ * (protocol `readableText`): every hidden character — bidi controls, zero-width and tag
+ * characters, ESC and the other controls — is a visible mark (`⟨U+202E⟩`) before parsing,
+ * exactly as the page shows it and a teleport hands it on, so no escape sequence of the plan's
+ * reaches the renderer. After rendering only the renderer's own colours (SGR) may remain — no
+ * hyperlink, title or cursor sequence — and the rule runs again where text is printed: marked
+ * decodes `&#x202E;` into a bidi override. A warning above the plan counts them. Markdown the
+ * rendering would hide (link definitions, code info strings, extra table cells) is printed as
+ * its source (unrendered.ts).
  */
 
 /** Narrower than this, reflowing makes every word a line; wider, lines get hard to read. */
@@ -36,6 +44,22 @@ export function onlyStyling(rendered: string): string {
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: SGR is what it measures around.
 const SGR = /\x1b\[[0-9;]*m/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the same, kept by a split.
+const SGR_SPLIT = /(\x1b\[[0-9;]*m)/;
+
+/** The rule applied to the printed text between the renderer's colour sequences. */
+function readableOutput(rendered: string): { text: string; hidden: string[] } {
+  const hidden: string[] = [];
+  const text = rendered
+    .split(SGR_SPLIT)
+    .map((piece, i) => {
+      if (i % 2 === 1) return piece;
+      hidden.push(...hiddenCharactersIn(piece));
+      return readableText(piece);
+    })
+    .join("");
+  return { text, hidden };
+}
 // The indent of a line and its list marker: where a wrapped line's continuation starts.
 const HANGING_INDENT = /^(\s*(?:[*•-]|\d+\.)?\s*)/;
 
@@ -98,33 +122,34 @@ export function renderWidth(columns: number | undefined): number {
 
 /**
  * Renders plan markdown for a terminal `width` columns wide, below a warning when it holds
- * hidden text-direction characters.
+ * hidden characters.
  *
  * @example
  * renderPlan("# Add OAuth\n\n1. Add the route", 80) // → "\x1b[…m# Add OAuth\x1b[…m\n\n  1. Add the route\n" (colours when the terminal has them)
  */
 export function renderPlan(markdown: string, width: number): string {
-  const source = withoutTerminalControls(markdown.replace(/\t/g, TAB_SPACES));
-  const marked = new Marked(markedTerminal({ width, reflowText: true, emoji: false, tab: 2 }), {
-    renderer: {
-      // marked-terminal writes links as OSC 8 hyperlinks where the terminal supports them,
-      // which show text while hiding the target; the review shows both, as plain text.
-      link(
-        this: { parser: { parseInline(tokens: Tokens.Generic[]): string } },
-        token: Tokens.Link,
-      ) {
-        const text = this.parser.parseInline(token.tokens);
-        return text === "" || text === token.href ? token.href : `${text} (${token.href})`;
+  const source = withoutTerminalControls(readableText(markdown).replace(/\t/g, TAB_SPACES));
+  const marked = new Marked(
+    markedTerminal({ width, reflowText: true, emoji: false, tab: 2 }),
+    unrenderedExtension(),
+    {
+      renderer: {
+        // marked-terminal writes links as OSC 8 hyperlinks where the terminal supports them,
+        // which show text while hiding the target; the review shows both, as plain text, and
+        // the title a tooltip would have held.
+        link(
+          this: { parser: { parseInline(tokens: Tokens.Generic[]): string } },
+          token: Tokens.Link,
+        ) {
+          const text = this.parser.parseInline(token.tokens);
+          const link = text === "" || text === token.href ? token.href : `${text} (${token.href})`;
+          return token.title ? `${link} (title: ${token.title})` : link;
+        },
       },
     },
-  });
-  const rendered = onlyStyling(marked.parse(source, { async: false }));
-  const plan = wrapToWidth(
-    visibleFormatCharacters(rendered)
-      .replace(/\n{3,}/g, "\n\n")
-      .trimEnd(),
-    width,
   );
-  const warning = directionWarning(directionControlsIn(rendered));
+  const rendered = readableOutput(onlyStyling(marked.parse(source, { async: false })));
+  const plan = wrapToWidth(rendered.text.replace(/\n{3,}/g, "\n\n").trimEnd(), width);
+  const warning = hiddenCharacterWarning([...hiddenCharactersIn(markdown), ...rendered.hidden]);
   return warning === null ? plan : `${wrapToWidth(`warning: ${warning}`, width)}\n\n${plan}`;
 }

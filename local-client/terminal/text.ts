@@ -1,12 +1,13 @@
 import stripAnsi from "strip-ansi";
-import { showDirectionControls } from "../../src/protocol/text-direction.ts";
+import { readableText } from "../../src/protocol/readable-text.ts";
 
 /**
  * Text from the server or the model, made safe to print to a terminal. A session title (it
  * defaults to the prompt, pasted from an issue), a review link, an error message or a session's
  * last words could otherwise retitle the window (OSC 0), clear the screen (`ESC[2J`), plant a
- * hyperlink that hides its target (OSC 8), or reorder what the user reads (bidi overrides:
- * those are shown as visible marks, `⟨U+202E⟩`, as the review page shows them). Pure: every
+ * hyperlink that hides its target (OSC 8), or hide or reorder what the user reads (bidi
+ * overrides, zero-width and tag characters: those are shown as visible marks, `⟨U+202E⟩`, by
+ * the rule the review page applies, protocol readable-text.ts). Pure: every
  * sink that prints such text (the reporter, the tables, `status`, `list`, `pull`, `stop`,
  * error lines, the terminal review) passes it through here first.
  */
@@ -14,13 +15,6 @@ import { showDirectionControls } from "../../src/protocol/text-direction.ts";
 // C0 controls, DEL and C1 controls (category Cc); newline is kept, tab and CR are rewritten
 // before this runs.
 const CONTROLS = /(?!\n)\p{Cc}/gu;
-// Unicode format characters (category Cf) are invisible by definition: bidi marks (U+200E/F,
-// U+061C), zero-width space, word joiner, invisible operators, BOM, soft hyphen, interlinear
-// annotations, tag characters. They go. The bidi embeddings, overrides and isolates (U+202A–E,
-// U+2066–9) are shown as marks instead (protocol text-direction.ts): a reader should learn that
-// the text held them. ZWNJ and ZWJ (U+200C/D) stay: Persian, the Indic scripts and emoji
-// sequences need them, and they cannot reorder text.
-const FORMAT_CHARACTERS = /(?![\u200c\u200d]|[\u202a-\u202e\u2066-\u2069])\p{Cf}/gu;
 // The 8-bit string introducers (DCS, SOS, OSC, PM, APC) and ST, each the C1 twin of ESC + a
 // letter. strip-ansi looks for sequences only where it sees ESC or CSI (U+009B), so these are
 // spelled out in 7 bits first: an 8-bit OSC then goes with its payload, as the 7-bit one does.
@@ -38,22 +32,23 @@ const JSON_UNSAFE = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
 /**
  * Removes terminal escape sequences (whole: the payload of a window title or a hyperlink goes
  * too), then every control character left but newline (tab becomes a space, CR/CRLF a newline),
- * then shows the invisible format characters ({@link visibleFormatCharacters}): bidi overrides
- * as marks, the others removed. No escape sequence can survive: each one needs ESC or a C1
- * introducer, and both are control characters.
+ * then shows what is left as a reader sees it (protocol `readableText`: bidi overrides,
+ * zero-width, tag and other invisible characters as marks). No escape sequence can survive:
+ * each one needs ESC or a C1 introducer, and both are control characters.
  *
  * @example
  * terminalText("fix \x1b]0;pwned\x07login\x1b[2J") // → "fix login"
- * terminalText("a\tb\r\nc\u202Ed\u200b") // → "a b\nc⟨U+202E⟩d"
+ * terminalText("a\tb\r\nc\u202Ed\u200b") // → "a b\nc⟨U+202E⟩d⟨U+200B⟩"
  */
 export function terminalText(text: string): string {
-  return visibleFormatCharacters(withoutTerminalControls(text));
+  return readableText(withoutTerminalControls(text));
 }
 
 /**
  * {@link terminalText}'s first half: escape sequences and control characters removed, format
  * characters still in. For text that is parsed before it is printed (the plan's markdown, whose
- * entities can decode into format characters): show them after parsing, where they are printed.
+ * entities can decode into format characters): apply `readableText` after parsing too, where
+ * it is printed.
  *
  * @example
  * withoutTerminalControls("a\x1b[2J\u202eb") // → "a\u202eb"
@@ -64,17 +59,6 @@ export function withoutTerminalControls(text: string): string {
     .replace(LINE_BREAKS, "\n")
     .replace(/\t/g, " ")
     .replace(CONTROLS, "");
-}
-
-/**
- * {@link terminalText}'s second half: each hidden text-direction character becomes its visible
- * mark, every other invisible format character but ZWNJ and ZWJ goes.
- *
- * @example
- * visibleFormatCharacters("build/\u202egol.*\u200b") // → "build/⟨U+202E⟩gol.*"
- */
-export function visibleFormatCharacters(text: string): string {
-  return showDirectionControls(text).replace(FORMAT_CHARACTERS, "");
 }
 
 /**

@@ -1,6 +1,6 @@
 import { MAX_APPROVABLE_PLAN_CHARS } from "../protocol/index.ts";
-import { directionNote } from "./direction-marks.ts";
 import { type GroupMemberView, groupView } from "./group-view.ts";
+import { hiddenNote } from "./hidden-marks.ts";
 import { html, PAGE_HEAD_META, rawElementText, type SafeHtml } from "./html.ts";
 import { renderPlanMarkdown } from "./markdown.ts";
 import { REVIEW_STYLES } from "./styles.ts";
@@ -24,7 +24,7 @@ export interface ComparePageInput extends ReviewData {
  *
  * @example
  * const page = renderComparePage({ ...loaded, nonce });
- * return new Response(showDirectionControlsInHtml(page), { headers: reviewHeaders(nonce) });
+ * return new Response(showHiddenCharactersInHtml(page), { headers: reviewHeaders(nonce) });
  */
 export function renderComparePage(input: ComparePageInput): string {
   const group = groupView(input);
@@ -63,7 +63,7 @@ function memberColumn(m: GroupMemberView, index: number): SafeHtml {
 <h2 id="${headingId}"><a href="${m.reviewUrl}" data-sibling="${m.id}">${m.title}</a>${m.self ? html` <span class="chip">this plan</span>` : ""}</h2>
 <p>${m.planner}${m.variant ? ` · ${m.variant}` : ""} · ${m.phaseLabel}${m.revision > 0 ? ` · revision ${m.revision}` : ""}${m.cost ? ` · ${m.cost}` : ""}${m.verdict ? html` · <span class="verdict verdict-${m.verdict}">${m.verdict}</span>` : ""}</p>
 </div>
-${rendered ? directionNote(rendered.directionControls) : ""}
+${rendered ? hiddenNote(rendered.hiddenCharacters) : ""}
 <article class="plan-body">${rendered ? rendered.html : html`<p class="hint">No plan yet.</p>`}</article>
 </section>`;
 }

@@ -1,6 +1,7 @@
 import markdownIt, { type MarkdownIt, type Token } from "markdown-it";
-import { directionControlsIn } from "../protocol/index.ts";
+import { hiddenCharactersIn, readableText } from "../protocol/index.ts";
 import { escapeHtml, SafeHtml } from "./html.ts";
+import { showUnrendered } from "./unrendered.ts";
 
 /**
  * The plan as HTML, safe to put in the review page. Plans are written by a model that has read
@@ -13,9 +14,12 @@ import { escapeHtml, SafeHtml } from "./html.ts";
  *   link labelled with its alt text, so the reader still sees what the plan pointed at;
  * - external links open in a new tab without an opener or a referrer (the review key is in the
  *   page URL);
- * - hidden text-direction characters pass through as they are (markdown-it decodes `&#x202E;`
- *   into one): the route shows every one as a visible mark (direction-marks.ts), and
- *   `directionControls` says how many the plan's rendering holds, for the warning above it.
+ * - the text rendered is the plan as a reader sees it (protocol `readableText`: every hidden
+ *   character a visible mark), the very text a teleport hands on; a hidden character markdown-it
+ *   decodes from an entity (`&#x200B;`) is marked by the route (hidden-marks.ts), and
+ *   `hiddenCharacters` says how many the plan holds, for the warning above it;
+ * - markdown that renders to nothing (link definitions, titles, a code block's info string,
+ *   extra table cells, a diagram's comments) is shown where it stands (unrendered.ts).
  */
 
 /** One heading of the plan, for the outline sidebar. */
@@ -29,8 +33,8 @@ export interface OutlineEntry {
 export interface RenderedPlan {
   html: SafeHtml;
   outline: OutlineEntry[];
-  /** The hidden text-direction characters the rendering holds, entities decoded (one per mark shown). */
-  directionControls: string[];
+  /** The hidden characters the plan holds, entities decoded included (one per mark shown). */
+  hiddenCharacters: string[];
 }
 
 /**
@@ -79,6 +83,7 @@ function createRenderer(): MarkdownIt {
     if (!isAllowedLink(src)) return escapeHtml(alt);
     return `<a class="plan-image" href="${escapeHtml(src)}" rel="noopener noreferrer" target="_blank">image: ${escapeHtml(alt)}</a>`;
   };
+  showUnrendered(md);
   return md;
 }
 
@@ -145,7 +150,7 @@ export class HeadingIds {
  */
 export function renderPlanMarkdown(markdown: string): RenderedPlan {
   const env = {};
-  const tokens = renderer.parse(markdown, env);
+  const tokens = renderer.parse(readableText(markdown), env);
   const outline: OutlineEntry[] = [];
   const ids = new HeadingIds();
   tokens.forEach((token, i) => {
@@ -159,6 +164,6 @@ export function renderPlanMarkdown(markdown: string): RenderedPlan {
   return {
     html: new SafeHtml(rendered),
     outline,
-    directionControls: directionControlsIn(rendered),
+    hiddenCharacters: [...hiddenCharactersIn(markdown), ...hiddenCharactersIn(rendered)],
   };
 }

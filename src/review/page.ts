@@ -5,8 +5,8 @@ import {
   type Session,
 } from "../protocol/index.ts";
 import { changesView } from "./changes.ts";
-import { directionNote } from "./direction-marks.ts";
 import { groupView } from "./group-view.ts";
+import { hiddenNote } from "./hidden-marks.ts";
 import { historyRegion } from "./history.ts";
 import { html, PAGE_HEAD_META, rawElementText, type SafeHtml } from "./html.ts";
 import { type OutlineEntry, type RenderedPlan, renderPlanMarkdown } from "./markdown.ts";
@@ -117,11 +117,11 @@ ${transcriptPanel(transcriptEntries(events, input.decisions))}`,
 
 /**
  * Renders the whole review page. Pure: the same input gives the same page. The route sends it
- * through `showDirectionControlsInHtml` (direction-marks.ts), as every review document.
+ * through `showHiddenCharactersInHtml` (hidden-marks.ts), as every review document.
  *
  * @example
  * const page = renderReviewPage({ session, plan, events, nonce: newNonce(), now: Date.now() });
- * return new Response(showDirectionControlsInHtml(page), { headers: reviewHeaders(nonce) });
+ * return new Response(showHiddenCharactersInHtml(page), { headers: reviewHeaders(nonce) });
  */
 export function renderReviewPage(input: ReviewPageInput): string {
   const { session, nonce } = input;
@@ -255,7 +255,7 @@ function planRegion(
 <p><span>revision ${plan.revision}</span>${plan.edited_by_user ? html` · <span class="edited">edited by you</span>` : ""} · <code>${plan.path}</code></p>
 </div>
 ${tooLarge ? html`<p class="warning" role="note">The plan is too large to review in full: it has ${plan.content.length.toLocaleString("en-US")} characters, and only the first ${MAX_APPROVABLE_PLAN_CHARS.toLocaleString("en-US")} are shown.</p>` : ""}
-${directionNote(rendered.directionControls)}
+${hiddenNote(rendered.hiddenCharacters)}
 <article id="plan-body" class="plan-body" tabindex="-1">${rendered.html}</article>
 </section>`;
 }

@@ -1,13 +1,14 @@
 import {
   DECISION_LABELS,
-  directionControlsIn,
+  hiddenCharactersIn,
   type PlanFile,
   personText,
+  readableText,
   type Suggestion,
 } from "../protocol/index.ts";
 import { type ChangesView, renderChanges } from "./changes.ts";
-import { exactTextAttribute } from "./direction-marks.ts";
 import type { GroupView } from "./group-view.ts";
+import { exactTextAttribute } from "./hidden-marks.ts";
 import { html, type SafeHtml } from "./html.ts";
 import type { TranscriptEntry } from "./transcript.ts";
 import type { DecisionView, OutcomeView, QuestionView } from "./view.ts";
@@ -66,7 +67,7 @@ export function questionPanel(view: QuestionView | null): SafeHtml {
 <label for="${name}-o${oi}">${o.label}${o.description ? html`<span class="option-description">${o.description}</span>` : ""}</label>
 </div>`,
     );
-    // The question and option texts the script sends back are JSON (direction-marks.ts): the
+    // The question and option texts the script sends back are JSON (hidden-marks.ts): the
     // answer is keyed by the exact question text, which the page shows with visible marks.
     return html`<fieldset class="question" data-question="${exactTextAttribute(q.question)}" data-multi="${q.multiSelect ? "true" : "false"}">
 <legend>${q.header ? html`<span class="chip">${q.header}</span> ` : ""}${q.question}</legend>
@@ -127,8 +128,8 @@ export function decisionPanel(view: DecisionView | null, plan: PlanFile | null):
 <summary>Edit the plan before approving</summary>
 <label for="plan-editor">The plan (markdown)</label>
 <textarea id="plan-editor" rows="18" spellcheck="false" aria-describedby="plan-editor-hint">
-${plan?.content ?? ""}</textarea>
-<p class="hint" id="plan-editor-hint">If you change the plan here, the edited plan is the one approved, and it is marked as edited by you.${editorDirectionHint(plan)}</p>
+${readableText(plan?.content ?? "")}</textarea>
+<p class="hint" id="plan-editor-hint">If you change the plan here, the edited plan is the one approved, and it is marked as edited by you.${editorHiddenHint(plan)}</p>
 </details>`;
   return html`<section data-region="decision" data-key="${view.toolUseId}" class="panel panel-attention" aria-labelledby="decision-heading">
 <h2 id="decision-heading">Your decision</h2>
@@ -155,18 +156,19 @@ ${teleportReason}
 }
 
 /**
- * What the editor does with hidden text-direction characters: it shows them as marks, like the
- * plan above it, and an edit sends what it shows. Restoring the controls from the marks would
- * hand back characters the reader never saw, and could not tell a mark the planner typed as
- * text from one that stood for a control; so the edited plan keeps the marks as visible text,
- * and the way to keep the planner's text byte for byte is to approve without editing.
+ * What the editor does with hidden characters: it holds the plan as a reader sees it
+ * (`readableText`, each one a mark, as the plan above it and as a teleport hands it on), and an
+ * edit sends what it shows. Restoring the characters from the marks would hand back what the
+ * reader never saw, and could not tell a mark the planner typed as text from one that stood
+ * for a hidden character; so an edited plan keeps the marks as visible text. Approving without
+ * editing keeps the planner's text in the session as written, and every hand-off shows it
+ * with the same marks.
  */
-function editorDirectionHint(plan: PlanFile | null): string {
-  const count = directionControlsIn(plan?.content ?? "").length;
+function editorHiddenHint(plan: PlanFile | null): string {
+  const count = hiddenCharactersIn(plan?.content ?? "").length;
   if (count === 0) return "";
-  const characters =
-    count === 1 ? "1 hidden text-direction character" : `${count} hidden text-direction characters`;
-  return ` The plan text holds ${characters}; the editor shows each as a mark such as ⟨U+202E⟩. An edited plan is approved as the editor shows it: the marks stay as visible text and the hidden characters are gone. Approve without editing to keep the planner's text exactly as written.`;
+  const characters = count === 1 ? "1 hidden character" : `${count} hidden characters`;
+  return ` The plan text holds ${characters}; the editor shows each as a mark such as ⟨U+202E⟩, as the plan is handed on. An edited plan is approved as the editor shows it: the marks stay as visible text. Approve without editing to keep the planner's text in the session exactly as written.`;
 }
 
 /**

@@ -2,9 +2,9 @@ import { Hono } from "hono";
 import { type Failure, type Result, SESSION_ID_PATTERN } from "../protocol/index.ts";
 import { renderComparePage } from "./compare.ts";
 import { diagramFramePage } from "./diagram-frame.ts";
-import { showDirectionControlsInHtml } from "./direction-marks.ts";
 import { notFoundPage, unavailablePage } from "./error-page.ts";
 import { diagramHeaders, newNonce, reviewHeaders } from "./headers.ts";
+import { showHiddenCharactersInHtml } from "./hidden-marks.ts";
 import { renderReviewPage, renderReviewRegions } from "./page.ts";
 import { parseRevisionQuery, wantedRevisions } from "./revisions.ts";
 import type { ReviewData } from "./view.ts";
@@ -93,11 +93,11 @@ export function reviewRoutes<Bindings extends object>(
 }
 
 /**
- * Every review document leaves through here: the one place its hidden text-direction
- * characters become visible marks (direction-marks.ts), whichever part of it produced them.
+ * Every review document leaves through here: the one place its hidden characters become
+ * visible marks (hidden-marks.ts), whichever part of it produced them.
  */
 function htmlPage(document: string, status: number, nonce?: string): Response {
-  return new Response(showDirectionControlsInHtml(document), {
+  return new Response(showHiddenCharactersInHtml(document), {
     status,
     headers: reviewHeaders(nonce),
   });

@@ -91,7 +91,14 @@ button[aria-busy="true"] { opacity: .7; cursor: progress; }
 }
 .unavailable { color: var(--muted); font-size: .92rem; margin: .4rem 0; }
 .warning { background: var(--attention-wash); border-left: 4px solid var(--attention); padding: .5rem .75rem; margin: 0 0 1rem; }
-.direction-mark { display: inline-block; font: 600 .8em/1.3 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; color: var(--danger); background: #fdecea; border: 1px solid var(--danger); border-radius: 3px; padding: 0 .15em; margin: 0 .05em; unicode-bidi: isolate; direction: ltr; }
+.hidden-source { color: var(--danger); }
+p.hidden-source, div.hidden-source { border: 1px dashed var(--danger); border-radius: 4px; padding: .3rem .5rem; background: #fdf6f5; }
+.hidden-source code, .hidden-source pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+.hidden-label { font-size: .8rem; font-weight: 600; text-transform: uppercase; letter-spacing: .03em; margin: 0 0 .2rem; }
+td.outside-columns { border: 1px dashed var(--danger); }
+.code-info { margin: .5rem 0 -.4rem; font-size: .8rem; color: var(--muted); }
+.code-info.hidden-source { margin-bottom: .3rem; font-size: .85rem; color: var(--danger); }
+.hidden-mark { display: inline-block; font: 600 .8em/1.3 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; color: var(--danger); background: #fdecea; border: 1px solid var(--danger); border-radius: 3px; padding: 0 .15em; margin: 0 .05em; unicode-bidi: isolate; direction: ltr; }
 .hint { color: var(--muted); font-size: .9rem; margin: .3rem 0; }
 .form-error { color: var(--danger); font-weight: 600; margin: .5rem 0 0; }
 .form-error:empty { display: none; }

@@ -151,18 +151,17 @@ describe("hidden text-direction characters on the review page (wrangler dev, Chr
 
       // The plan: every control, raw or an entity markdown decoded, is a visible mark, counted.
       expect(await directionControlsOnPage(page)).toEqual([]);
-      const warning = page.locator("[data-direction-warning]");
+      const warning = page.locator("[data-hidden-warning]");
       expect(await warning.textContent()).toContain(
-        `This plan contains ${TROJAN_PLAN_CONTROLS} hidden text-direction characters`,
+        `This plan contains ${TROJAN_PLAN_CONTROLS} hidden characters`,
       );
-      // One of them is in a link's title (its tooltip): a plain mark there, styled in the text.
-      expect(await page.locator("#plan-body .direction-mark").count()).toBe(
-        TROJAN_PLAN_CONTROLS - 1,
+      // One of them is in a link's title: shown after the link, as text, not in a tooltip.
+      expect(await page.locator("#plan-body .hidden-mark").count()).toBe(TROJAN_PLAN_CONTROLS);
+      expect(await page.locator("#plan-body a").first().getAttribute("title")).toBeNull();
+      expect(await page.locator("#plan-body .link-title").first().textContent()).toBe(
+        " (title: ti⟨U+202E⟩tle)",
       );
-      expect(await page.locator("#plan-body a").first().getAttribute("title")).toBe(
-        "ti⟨U+202E⟩tle",
-      );
-      expect(await page.locator("#plan-body .direction-mark").first().isVisible()).toBe(true);
+      expect(await page.locator("#plan-body .hidden-mark").first().isVisible()).toBe(true);
       expect(await page.locator("#plan-body").textContent()).toContain(
         "rm -rf build/⟨U+202E⟩gol.*",
       );
@@ -176,8 +175,8 @@ describe("hidden text-direction characters on the review page (wrangler dev, Chr
         .toContain("revision 2");
       await phaseIs(page, "plan ready");
       expect(await directionControlsOnPage(page)).toEqual([]);
-      expect(await page.locator("[data-direction-warning]").textContent()).toContain(
-        `This plan contains ${TROJAN_PLAN_CONTROLS + 1} hidden text-direction characters`,
+      expect(await page.locator("[data-hidden-warning]").textContent()).toContain(
+        `This plan contains ${TROJAN_PLAN_CONTROLS + 1} hidden characters`,
       );
 
       // The editor shows the plan's text with plain marks; an edited plan is approved as shown.
@@ -199,7 +198,7 @@ describe("hidden text-direction characters on the review page (wrangler dev, Chr
       await expect
         .poll(() => page.locator(".diff .diff-add").allTextContents(), { timeout: UI_TIMEOUT_MS })
         .toContain("+rm -rf build/⟨U+202E⟩gol.*");
-      expect(await page.locator(".diff .direction-mark").count()).toBe(1);
+      expect(await page.locator(".diff .hidden-mark").count()).toBe(1);
       expect(await directionControlsOnPage(page)).toEqual([]);
       expectNothingRan(w, { consoleErrors: false });
     },

@@ -1,10 +1,22 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PRESET_NAMES, type PresetName, presetLaunch } from "../../local-client/handoff/presets.ts";
+import {
+  PRESET_NAMES,
+  type PresetName,
+  presetInstruction,
+  presetLaunch,
+} from "../../local-client/handoff/presets.ts";
+import { hiddenCharactersIn, readableText } from "../../src/protocol/index.ts";
 import { waitForPlan } from "../client/fixture-repo.ts";
 import { isolatedHome, ndjson, startCli } from "../client/run-cli.ts";
+import { type AgentRecord, agentStandIn, pathWith } from "../support/agent-stand-in.ts";
+import {
+  HIDDEN_TEXT_PLAN,
+  HIDDEN_TEXT_PLAN_MARKS,
+  HIDDEN_TEXT_SESSION,
+} from "../worker/review-fixtures.ts";
 import { offlineWorkerSuite } from "./offline-worker.ts";
 
 /**
@@ -14,7 +26,9 @@ import { offlineWorkerSuite } from "./offline-worker.ts";
  */
 
 const TOKEN = "e2e-presets-token";
-const suite = offlineWorkerSuite(TOKEN, "planport-e2e-presets-");
+const suite = offlineWorkerSuite(TOKEN, "planport-e2e-presets-", {
+  PLANPORT_ALLOW_SCRIPTED: "true",
+});
 
 /** Each agent's own flags for "implement here", as its --help documents them. */
 const IMPLEMENT_HERE_HEAD: { [name in PresetName]: string[] } = {
@@ -24,39 +38,6 @@ const IMPLEMENT_HERE_HEAD: { [name in PresetName]: string[] } = {
   aider: ["--restore-chat-history", "--read"],
   opencode: ["--continue", "--prompt"],
 };
-
-interface Record {
-  argv: string[];
-  stdin: string;
-  cwd: string;
-  planFile: string;
-  fresh: string;
-}
-
-/** A folder with an executable stand-in named like the agent; returns it and its record file. */
-function standIn(name: string): { bin: string; record: string } {
-  const bin = mkdtempSync(join(tmpdir(), "planport-agent-"));
-  const record = join(bin, "record.json");
-  const script = join(bin, name);
-  writeFileSync(
-    script,
-    `#!${process.execPath}
-const fs = require("node:fs");
-fs.writeFileSync(${JSON.stringify(record)}, JSON.stringify({
-  argv: process.argv.slice(2),
-  stdin: fs.readFileSync(0, "utf8"),
-  cwd: process.cwd(),
-  planFile: process.env.PLANPORT_PLAN_FILE,
-  fresh: process.env.PLANPORT_FRESH_CONTEXT,
-}));
-`,
-  );
-  chmodSync(script, 0o755);
-  return { bin, record };
-}
-
-/** PATH = `bin` plus what node and git need. */
-const pathWith = (bin: string) => `${bin}:${dirname(process.execPath)}:/usr/bin:/bin`;
 
 /** `planport plan … --on-teleport <onTeleport>` with PATH = `bin` plus what node needs. */
 async function planAndTeleport(onTeleport: string, bin: string, beforeTeleport = () => {}) {
@@ -93,13 +74,13 @@ async function planAndTeleport(onTeleport: string, bin: string, beforeTeleport =
 describe("--on-teleport presets against wrangler dev (offline planner)", () => {
   for (const name of PRESET_NAMES) {
     it(`${name}: starts the agent with its own flags and the plan as the first instruction`, async () => {
-      const { bin, record } = standIn(name);
+      const { bin, record } = agentStandIn(name);
       const { code, stderr, outcome } = await planAndTeleport(name, bin);
       expect(code, stderr).toBe(0);
       const planFile = String(outcome?.plan_file);
       const plan = String(outcome?.plan);
       expect(existsSync(planFile)).toBe(true);
-      const seen = JSON.parse(readFileSync(record, "utf8")) as Record;
+      const seen = JSON.parse(readFileSync(record, "utf8")) as AgentRecord;
       // Without a terminal the hand-off is "implement here" (PLANPORT_FRESH_CONTEXT=0).
       const expected = presetLaunch(name as PresetName, { plan, planFile, fresh: false });
       expect(seen.argv).toEqual(expected.args);
@@ -119,6 +100,50 @@ describe("--on-teleport presets against wrangler dev (offline planner)", () => {
       }
     }, 180_000);
   }
+
+  it("a hostile plan reaches a preset's argv, --on-teleport's stdin, the plan file and --json as the review page shows it (issue 30)", async () => {
+    const shown = readableText(HIDDEN_TEXT_PLAN);
+    const { bin, record } = agentStandIn("claude");
+    const stdinCopy = join(bin, "stdin.md");
+    for (const onTeleport of ["claude", `cat > ${stdinCopy}`]) {
+      const session = await suite.api.createSession(HIDDEN_TEXT_SESSION);
+      const call = await waitForPlan(suite.api, session.id);
+      const run = startCli(
+        [
+          "attach",
+          session.id,
+          "--server",
+          suite.worker.url,
+          "--token",
+          TOKEN,
+          "--interval",
+          "500ms",
+          "--json",
+          "--repo",
+          suite.repo,
+          "--on-teleport",
+          onTeleport,
+        ],
+        { env: { ...isolatedHome().env, PATH: pathWith(bin) } },
+      );
+      await run.waitForStdout('"phase":"plan_ready"', 60_000);
+      await suite.api.decide(session.id, { tool_use_id: call, decision: "teleport" });
+      const { code, stderr, stdout } = await run.done;
+      expect(code, stderr).toBe(0);
+      const outcome = ndjson(stdout).find((l) => l.event === "outcome");
+      const planFile = String(outcome?.plan_file);
+      if (onTeleport === "claude") {
+        const seen = JSON.parse(readFileSync(record, "utf8")) as AgentRecord;
+        for (const mark of HIDDEN_TEXT_PLAN_MARKS) expect(seen.argv.at(-1)).toContain(mark);
+        expect(hiddenCharactersIn(seen.argv.join("\n"))).toEqual([]);
+        expect(seen.argv.at(-1)).toBe(presetInstruction(shown, planFile, "inline"));
+      } else {
+        expect(readFileSync(stdinCopy, "utf8")).toBe(shown);
+      }
+      expect(readFileSync(planFile, "utf8")).toBe(shown);
+      expect(outcome?.plan).toBe(shown);
+    }
+  }, 240_000);
 
   it("a preset that is not installed is refused before any work: exit 2, names the package, no session", async () => {
     const empty = mkdtempSync(join(tmpdir(), "planport-no-agent-"));
@@ -143,7 +168,7 @@ describe("--on-teleport presets against wrangler dev (offline planner)", () => {
   }, 60_000);
 
   it("an agent uninstalled while the plan is awaited: names the package, keeps the plan file, exits 1", async () => {
-    const { bin } = standIn("codex");
+    const { bin } = agentStandIn("codex");
     const { code, stderr, outcome } = await planAndTeleport("codex", bin, () =>
       rmSync(join(bin, "codex")),
     );

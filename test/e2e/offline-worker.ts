@@ -24,13 +24,18 @@ export interface OfflineWorkerSuite {
   readonly repo: string;
 }
 
-export function offlineWorkerSuite(token: string, persistPrefix: string): OfflineWorkerSuite {
+export function offlineWorkerSuite(
+  token: string,
+  persistPrefix: string,
+  /** More of the worker's variables (`PLANPORT_ALLOW_SCRIPTED`…). */
+  vars: Record<string, string> = {},
+): OfflineWorkerSuite {
   const persist = mkdtempSync(join(tmpdir(), persistPrefix));
   let started: OfflineWorkerSuite | null = null;
   beforeAll(async () => {
     const worker = await startWorkerProcess({
       persistDir: persist,
-      vars: { PLANPORT_TOKENS: token, PLANPORT_PLANNER: "offline" },
+      vars: { PLANPORT_TOKENS: token, PLANPORT_PLANNER: "offline", ...vars },
     });
     started = { worker, api: createApi({ server: worker.url, token }), repo: fixtureRepo() };
   }, 120_000);

@@ -139,7 +139,7 @@ export async function submitAnswers(form: HTMLFormElement): Promise<void> {
   });
 }
 
-/** Text the server wrote as JSON into an attribute (direction-marks.ts `exactTextAttribute`). */
+/** Text the server wrote as JSON into an attribute (hidden-marks.ts `exactTextAttribute`). */
 function exactText(attribute: string | null): string {
   try {
     const value: unknown = JSON.parse(attribute ?? "");

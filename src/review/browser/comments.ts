@@ -1,4 +1,4 @@
-import { showDirectionControls } from "../../protocol/text-direction.ts";
+import { readableText } from "../../protocol/readable-text.ts";
 import { ApiError, callApi } from "./api.ts";
 import { announce, showError } from "./feedback.ts";
 import { type PlanComment, state, storageKey } from "./page-state.ts";
@@ -52,7 +52,7 @@ export function renderComments(): void {
       remove.setAttribute("data-index", String(index));
       remove.setAttribute(
         "aria-label",
-        `Remove comment on: ${showDirectionControls(comment.quote.slice(0, 80))}`,
+        `Remove comment on: ${readableText(comment.quote.slice(0, 80))}`,
       );
       item.append(quote, note, remove);
       return item;

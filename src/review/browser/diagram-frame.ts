@@ -1,4 +1,4 @@
-import { showDirectionControls } from "../../protocol/text-direction.ts";
+import { readableText } from "../../protocol/readable-text.ts";
 import type { DiagramReport } from "./diagram-message.ts";
 
 /**
@@ -27,20 +27,20 @@ function report(ok: boolean): void {
 }
 
 /**
- * Mermaid decodes entity codes in labels (`#8238;`), so a diagram can hold a hidden
- * text-direction character the page's code block never had: each one becomes its visible mark
- * (protocol text-direction.ts), in the text and the attributes, before the frame paints.
+ * Mermaid decodes entity codes in labels (`#8238;`), so a diagram can hold a hidden character
+ * the page's code block never had: each one becomes its visible mark (protocol
+ * readable-text.ts), in the text and the attributes, before the frame paints.
  */
 function showMarks(root: Element): void {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
     const text = node as Text;
-    const shown = showDirectionControls(text.data);
+    const shown = readableText(text.data);
     if (shown !== text.data) text.data = shown;
   }
   for (const el of [root, ...Array.from(root.querySelectorAll("*"))]) {
     for (const attr of Array.from(el.attributes)) {
-      const shown = showDirectionControls(attr.value);
+      const shown = readableText(attr.value);
       if (shown !== attr.value) attr.value = shown;
     }
   }

@@ -4,8 +4,8 @@ import { setVisibleText } from "./visible-text.ts";
 
 /**
  * The diff after remote execution, fetched from `GET …/changes` and drawn as text, one element
- * per line, coloured by its +/- prefix; a hidden text-direction character in the changed code
- * shows as a mark (visible-text.ts).
+ * per line, coloured by its +/- prefix; a hidden character in the changed code shows as a mark
+ * (visible-text.ts).
  */
 
 /** Loads and draws every diff placeholder of the page not drawn yet. */

@@ -30,8 +30,8 @@ import { body, state } from "./page-state.ts";
  * - keeps inline comments (quote + note) in memory and sessionStorage, drawn as text
  *   (comments.ts);
  * - draws the diff after remote execution as text, one line per element (diff.ts);
- * - writes text from data only through visible-text.ts, which shows hidden text-direction
- *   characters as marks, as the server's page does;
+ * - writes text from data only through visible-text.ts, which shows hidden characters as
+ *   marks, as the server's page does;
  * - draws ```mermaid blocks in sandboxed frames, keeping the code block until one succeeds
  *   (diagrams.ts);
  * - re-checks every poll whether a terminal is still polling (teleport offered or explained);

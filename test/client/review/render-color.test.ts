@@ -9,7 +9,7 @@ const ANY_ESCAPE_BUT_SGR = /\x1b(?!\[[0-9;]*m)/;
  * the module imported after (vitest gives each test file its own module graph).
  */
 describe("renderPlan on a colour terminal that supports hyperlinks", () => {
-  it("styles headings and code, and still writes links as text with no OSC 8", async () => {
+  it("styles headings and code, still writes links as text with no OSC 8, and shows the plan's own sequences as marks", async () => {
     process.env.FORCE_COLOR = "3";
     process.env.FORCE_HYPERLINK = "1";
     const { renderPlan } = await import("../../../local-client/review/render.ts");
@@ -22,8 +22,10 @@ describe("renderPlan on a colour terminal that supports hyperlinks", () => {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: SGR is what it looks for.
     expect(out).toMatch(/\x1b\[[0-9;]*mcode/);
     expect(out).not.toMatch(ANY_ESCAPE_BUT_SGR);
-    expect(out).not.toContain("pwned");
     // biome-ignore lint/suspicious/noControlCharactersInRegex: SGR is what it removes.
-    expect(out.replace(/\x1b\[[0-9;]*m/g, "")).toContain("the docs (https://example.com/x)");
+    const plain = out.replace(/\x1b\[[0-9;]*m/g, "");
+    // The plan's own sequence is shown, as the page shows it and a teleport hands it on.
+    expect(plain).toContain("# Title⟨U+001B⟩]0;pwned⟨U+0007⟩");
+    expect(plain).toContain("the docs (https://example.com/x)");
   });
 });

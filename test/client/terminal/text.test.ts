@@ -58,7 +58,7 @@ describe("terminalText removes escape sequences whole", () => {
   });
 });
 
-describe("terminalText removes control and invisible characters", () => {
+describe("terminalText removes control characters and shows invisible ones", () => {
   it("keeps newlines, turns tabs into spaces and CR / CRLF into newlines", () => {
     expect(terminalText("a\tb\r\nc\rd\ne")).toBe("a b\nc\nd\ne");
   });
@@ -82,15 +82,22 @@ describe("terminalText removes control and invisible characters", () => {
   });
 
   it.each([
-    ["LRM/RLM/ALM", "\u200e\u200f\u061c"],
-    ["zero-width space, word joiner, invisible operators", "\u200b\u2060\u2061\u2062\u2063\u2064"],
-    ["BOM / zero-width no-break space", "\ufeff"],
-    ["soft hyphen", "\u00ad"],
-    ["interlinear annotation", "\ufff9\ufffa\ufffb"],
-    ["tag characters (hidden ASCII)", "\u{e0001}\u{e0041}\u{e007f}"],
-  ])("removes %s", (_name, chars) => {
-    expect(terminalText(`ad${chars}min`)).toBe("admin");
-  });
+    ["LRM/RLM/ALM", "\u200e\u200f\u061c", "⟨U+200E⟩⟨U+200F⟩⟨U+061C⟩"],
+    [
+      "zero-width space, word joiner, invisible operators",
+      "\u200b\u2060\u2061\u2062\u2063\u2064",
+      "⟨U+200B⟩⟨U+2060⟩⟨U+2061⟩⟨U+2062⟩⟨U+2063⟩⟨U+2064⟩",
+    ],
+    ["BOM / zero-width no-break space", "\ufeff", "⟨U+FEFF⟩"],
+    ["soft hyphen", "\u00ad", "⟨U+00AD⟩"],
+    ["interlinear annotation", "\ufff9\ufffa\ufffb", "⟨U+FFF9⟩⟨U+FFFA⟩⟨U+FFFB⟩"],
+    ["tag characters (hidden ASCII)", "\u{e0001}\u{e0041}\u{e007f}", "⟨U+E0001⟩⟨U+E0041⟩⟨U+E007F⟩"],
+  ])(
+    "shows %s as marks, as the review page does (the one rule, protocol readable-text.ts)",
+    (_name, chars, marks) => {
+      expect(terminalText(`ad${chars}min`)).toBe(`ad${marks}min`);
+    },
+  );
 
   it("turns Unicode line and paragraph separators into newlines", () => {
     expect(terminalText("a\u2028b\u2029c")).toBe("a\nb\nc");
