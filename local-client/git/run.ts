@@ -1,7 +1,8 @@
 import { type SpawnSyncReturns, spawn, spawnSync } from "node:child_process";
 import { UsageError } from "../errors.ts";
-import { type ConfigEntry, parseConfigListing } from "./config-listing.ts";
-import { type ConfigOverride, neutralisingOverrides } from "./neutralise.ts";
+import { type ConfigEntry, cameWithRepository, parseConfigListing } from "./config-listing.ts";
+import { ALWAYS_SET, type ConfigOverride, neutralisingOverrides } from "./neutralise.ts";
+import { ownsWorkTree } from "./work-tree.ts";
 
 /**
  * The one way the client runs git on a user's repository. A repository may come with its `.git/`
@@ -39,16 +40,23 @@ export class GitNotFoundError extends Error {
 
 /**
  * The repository's configuration sets a key that may name a command and that planport does not
- * know how to make inert (a newer git's, perhaps): git is not run at all.
+ * know how to make inert (a newer git's, perhaps), or names a work tree elsewhere: git is not
+ * run at all.
  */
 export class RepositoryConfigError extends UsageError {
   constructor(
     readonly repo: string,
     readonly keys: readonly { key: string; origin: string }[],
+    /** `command`: a key that may run one; `worktree`: core.worktree names a folder elsewhere. */
+    readonly reason: "command" | "worktree" = "command",
   ) {
     const listed = keys.map((k) => `${k.key} (${k.origin.replace(/^file:/, "")})`).join(", ");
+    const what =
+      reason === "worktree"
+        ? "which points git at a folder that is not this repository's work tree"
+        : "which may run a command, and planport does not know how to keep git from running it";
     super(
-      `The repository at ${repo} configures ${listed}, which may run a command, and planport does not know how to keep git from running it. ` +
+      `The repository at ${repo} configures ${listed}, ${what}. ` +
         "Remove it from the repository's git configuration, or use a fresh clone, and try again.",
     );
     this.name = "RepositoryConfigError";
@@ -145,7 +153,28 @@ function configEntries(cwd: string, listing: GitOutcome): ConfigEntry[] {
 function overridesFor(cwd: string, entries: readonly ConfigEntry[]): ConfigOverride[] {
   const decided = neutralisingOverrides(entries);
   if (!decided.ok) throw new RepositoryConfigError(cwd, decided.error);
+  const worktree = entries.findLast((e) => e.key === "core.worktree" && cameWithRepository(e));
+  if (worktree !== undefined) assertOwnWorkTree(cwd, worktree);
   return decided.value;
+}
+
+/**
+ * The repository names its work tree itself (`core.worktree`): git would read and write there.
+ * That is allowed only where the folder's `.git` leads back to this repository (a submodule's
+ * absorbed git directory sets it so); anywhere else git is not run at all.
+ */
+function assertOwnWorkTree(cwd: string, entry: ConfigEntry): void {
+  const answer = outcomeOf(
+    spawnSync(
+      "git",
+      ["--no-pager", "rev-parse", "--show-toplevel", "--absolute-git-dir"],
+      syncOptions(cwd, environment(ALWAYS_SET)),
+    ),
+  );
+  const [top, gitDir] = answer.stdout.toString("utf8").split("\n");
+  if (answer.status !== 0 || !top || !gitDir || !ownsWorkTree(top, gitDir)) {
+    throw new RepositoryConfigError(cwd, [{ key: entry.key, origin: entry.origin }], "worktree");
+  }
 }
 
 function command(args: readonly string[]): string[] {

@@ -13,7 +13,7 @@ import {
 import { buildSnapshot, collectTree } from "../../../local-client/snapshot/build.ts";
 import { repositoryPlace } from "../../../local-client/snapshot/repository-place.ts";
 import { gitBlobId, unifiedDiff } from "../../../src/session/files/unified-diff.ts";
-import { FIXTURE_FILES } from "../fixture-repo.ts";
+import { FIXTURE_FILES, fixtureRepo } from "../fixture-repo.ts";
 import { hostileRepo } from "../hostile-repo.ts";
 
 /**
@@ -155,6 +155,33 @@ describe("git on a repository whose configuration names commands", () => {
     const diff = await remoteDiff(`${LOGIN_BASE}// edited elsewhere\n`);
     await settled(() => applyChanges(hostile.repo, diff));
     expect(hostile.ran()).toEqual([]);
+  });
+
+  it("a core.worktree pointing elsewhere is neither snapshotted nor applied to; a submodule's is", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "planport-elsewhere-"));
+    writeFileSync(join(elsewhere, "id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+    const hostile = hostileRepo();
+    appendFileSync(join(hostile.repo, ".git", "config"), `[core]\n\tworktree = ${elsewhere}\n`);
+    const place = await settled(() => repositoryPlace(hostile.repo));
+    const tree = await settled(() => collectTree(hostile.repo));
+    const applied = await settled(async () => applyChanges(hostile.repo, await remoteDiff()));
+    expect(hostile.ran()).toEqual([]);
+    for (const refused of [place, tree, applied]) {
+      expect(refused.error).toBeInstanceOf(RepositoryConfigError);
+      expect(String(refused.error)).toMatch(
+        /core\.worktree \(\.git\/config\), which points git at a folder/,
+      );
+    }
+
+    // A submodule's absorbed git directory names its work tree, which leads back to it.
+    const parent = fixtureRepo();
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync("git", ["-c", "protocol.file.allow=always", ...args], { cwd, stdio: "pipe" });
+    git(parent, "submodule", "add", "-q", fixtureRepo(), "vendor/shop");
+    const sub = join(parent, "vendor", "shop");
+    expect(git(sub, "config", "core.worktree").toString()).not.toBe("");
+    expect(await repositoryPlace(join(sub, "src"))).toEqual({ root: sub, area: "src" });
+    expect((await collectTree(sub)).files.map((f) => f.path)).toContain(LOGIN);
   });
 
   it("a key that may name a command and that planport does not know stops git before it runs", async () => {
