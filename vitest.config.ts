@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { ownerTokens } from "./test/support/worker/owners.ts";
 import { packageWranglerConfig, testRateLimitOptions } from "./test/support/wrangler-config.ts";
 
 /**
@@ -25,12 +26,8 @@ export default defineConfig({
               // (test/support/rate-limits.ts); only the tests that turn them on meet them.
               ratelimits: testRateLimitOptions(),
               bindings: {
-                // token-owner-0…15: owners with nothing stored yet, one per test that counts blobs.
-                PLANPORT_TOKENS: [
-                  "token-alice",
-                  "token-bob",
-                  ...Array.from({ length: 16 }, (_, i) => `token-owner-${i}`),
-                ].join(","),
+                // Owners with nothing stored yet, named after the file that counts their blobs.
+                PLANPORT_TOKENS: ["token-alice", "token-bob", ...ownerTokens()].join(","),
                 PLANPORT_ALLOW_SCRIPTED: "true",
                 PLANPORT_PLANNER: "offline",
                 // Most suites make thousands of requests with one token; the rate-limit tests

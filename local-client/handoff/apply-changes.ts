@@ -1,7 +1,6 @@
-import { spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
 import { unsafeRepoName } from "../../src/protocol/index.ts";
 import { UsageError } from "../errors.ts";
+import { runGit, runGitSync } from "../git/run.ts";
 import { type ApplyCheckReport, parseApplyCheck } from "./apply-check.ts";
 import { diffPaths, refusedModes } from "./diff-names.ts";
 
@@ -37,15 +36,17 @@ export class ApplyRefusedError extends UsageError {
   }
 }
 
-/** Every git call sees paths as literal names, never as pathspec magic (`:!x` excludes x). */
-function git(repo: string, args: string[], input?: string) {
-  return spawnSync("git", ["--literal-pathspecs", ...args], {
-    cwd: repo,
-    encoding: "utf8",
-    input,
-    env: { ...process.env, GIT_LITERAL_PATHSPECS: "1" },
-    maxBuffer: 256 * 1024 * 1024,
-  });
+/**
+ * git in the user's repository through the one runner (git/run.ts): literal pathspecs, and no
+ * command the repository's configuration names (merge drivers, hooks, filters) ever runs.
+ */
+function git(repo: string, args: string[], input?: string, env?: Record<string, string>) {
+  const outcome = runGitSync(repo, args, { input, env });
+  return {
+    status: outcome.status,
+    stdout: outcome.stdout.toString("utf8"),
+    stderr: outcome.stderr,
+  };
 }
 
 /**
@@ -162,19 +163,11 @@ export interface ChangeCheck extends ApplyCheckReport {
 export function checkChanges(repo: string, diff: string): ChangeCheck {
   const paths = touchedPaths(repo, diff);
   const dirty = dirtyPaths(repo, paths);
-  const result = spawnSync(
-    "git",
-    ["--literal-pathspecs", "apply", "--check", "--3way", "--whitespace=nowarn", "-"],
-    {
-      cwd: repo,
-      encoding: "utf8",
-      input: diff,
-      // git's own English messages, whatever the user's locale: they are parsed.
-      env: { ...process.env, GIT_LITERAL_PATHSPECS: "1", LC_ALL: "C", LANGUAGE: "C" },
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
-  if (result.error) throw new Error(`git apply --check could not run: ${result.error.message}`);
+  // git's own English messages, whatever the user's locale: they are parsed.
+  const result = git(repo, ["apply", "--check", "--3way", "--whitespace=nowarn", "-"], diff, {
+    LC_ALL: "C",
+    LANGUAGE: "C",
+  });
   const report = parseApplyCheck(`${result.stdout}\n${result.stderr}`);
   // A dirty file is listed as such; git's "does not match index" about it says the same.
   const dirtySet = new Set(dirty);
@@ -254,25 +247,11 @@ export async function applyChanges(
       };
     }
   }
-  const child = spawn(
-    "git",
-    ["--literal-pathspecs", "apply", "--3way", "--whitespace=nowarn", "-"],
-    {
-      cwd: repo,
-      stdio: ["pipe", "pipe", "pipe"],
-      env: { ...process.env, GIT_LITERAL_PATHSPECS: "1" },
-    },
-  );
-  let output = "";
-  child.stdout.on("data", (d: Buffer) => {
-    output += d.toString();
+  const applied = await runGit(repo, ["apply", "--3way", "--whitespace=nowarn", "-"], {
+    input: diff,
   });
-  child.stderr.on("data", (d: Buffer) => {
-    output += d.toString();
-  });
-  child.stdin.end(diff);
-  const [code] = (await once(child, "exit")) as [number | null];
-  const ok = code === 0;
+  const output = `${applied.stdout.toString("utf8")}${applied.stderr}`;
+  const ok = applied.status === 0;
   // When the blob a diff names is not in the local repository (the snapshot held uncommitted
   // work) git says it "lacks the necessary blob" and applies directly; after a success that is
   // noise, not an error worth showing.

@@ -1,6 +1,6 @@
-import { execFile } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { relative, sep } from "node:path";
+import { GitNotFoundError, runGit } from "../git/run.ts";
 
 /**
  * Where a folder sits in its repository. A plan started from `hono/src/middleware` is a plan
@@ -42,20 +42,13 @@ export function taskWithArea(task: string, area: string | null): string {
 }
 
 /** git's top level for `dir`; null outside a work tree or without git. */
-function gitTopLevel(dir: string): Promise<string | null> {
-  return new Promise((resolveTop) => {
-    execFile(
-      "git",
-      ["rev-parse", "--show-toplevel"],
-      {
-        cwd: dir,
-        encoding: "utf8",
-        env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0" },
-      },
-      (error, stdout) => {
-        const top = stdout.trim();
-        resolveTop(error === null && top !== "" ? top : null);
-      },
-    );
-  });
+async function gitTopLevel(dir: string): Promise<string | null> {
+  try {
+    const answer = await runGit(dir, ["rev-parse", "--show-toplevel"]);
+    const top = answer.stdout.toString("utf8").trim();
+    return answer.status === 0 && top !== "" ? top : null;
+  } catch (error) {
+    if (error instanceof GitNotFoundError) return null;
+    throw error;
+  }
 }

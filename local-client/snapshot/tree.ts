@@ -1,5 +1,5 @@
-import { execFile } from "node:child_process";
 import { pathNameProblem, printablePath, type SkippedEntry } from "../../src/protocol/index.ts";
+import { GitNotFoundError, type GitOutcome, readGitConfig, runGit } from "../git/run.ts";
 import { SnapshotError } from "./error.ts";
 import { walkFolder } from "./walk.ts";
 
@@ -22,9 +22,6 @@ export interface TreeListing {
    */
   indexed: Map<string, string>;
 }
-
-/** `git ls-files` output can be large on big trees (20,000 paths ≈ 1 MB); allow plenty. */
-const GIT_MAX_BUFFER_BYTES = 256 * 1024 * 1024;
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 const lenientUtf8 = new TextDecoder("utf-8");
@@ -108,7 +105,31 @@ async function unchangedBlobIds(root: string): Promise<Map<string, string>> {
     if (match === null || match[3] !== "0" || dirty.has(path)) continue;
     ids.set(path, match[2] as string);
   }
+  for (const path of await filteredPaths(root, [...ids.keys()])) ids.delete(path);
   return ids;
+}
+
+/**
+ * Paths among `paths` whose `filter` attribute names a driver. Their index id is that of what a
+ * clean filter made of the file, and planport never runs the repository's filters (git/run.ts):
+ * the snapshot holds such a file as it is on disk, what the user sees and a diff applies to, so
+ * it is read and hashed like a changed file. Asked only when some filter driver is configured.
+ */
+async function filteredPaths(root: string, paths: readonly string[]): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const config = await readGitConfig(root);
+  if (!config.some((entry) => entry.key.toLowerCase().startsWith("filter."))) return [];
+  const answer = await git(root, ["check-attr", "-z", "--stdin", "filter"], paths.join("\0"));
+  // `path NUL attribute NUL value NUL` per path.
+  const fields = lenientUtf8.decode(answer).split("\0");
+  const filtered: string[] = [];
+  for (let i = 0; i + 2 < fields.length; i += 3) {
+    const value = fields[i + 2] as string;
+    if (value !== "unspecified" && value !== "unset" && value !== "set") {
+      filtered.push(fields[i] as string);
+    }
+  }
+  return filtered;
 }
 
 function splitNul(output: Buffer): Buffer[] {
@@ -136,38 +157,21 @@ async function insideGitWorkTree(root: string): Promise<boolean> {
 
 class GitUnavailable extends Error {}
 
-function git(cwd: string, args: string[]): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      "git",
-      args,
-      { cwd, encoding: "buffer", maxBuffer: GIT_MAX_BUFFER_BYTES, env: gitEnv() },
-      (error, stdout, stderr) => {
-        if (error === null) {
-          resolve(stdout);
-          return;
-        }
-        const message = lenientUtf8.decode(stderr).trim();
-        // Not a repository, or no git at all: snapshot the plain folder instead.
-        if (
-          (error as NodeJS.ErrnoException).code === "ENOENT" ||
-          /not a git repository/i.test(message)
-        ) {
-          reject(new GitUnavailable(message));
-          return;
-        }
-        reject(
-          new SnapshotError(
-            "git_failed",
-            `git ${args[0]} failed in ${cwd}: ${message || error.message}. Fix the repository (or run outside it) and try again.`,
-          ),
-        );
-      },
-    );
-  });
-}
-
-function gitEnv(): NodeJS.ProcessEnv {
-  // No pager, no prompts, and no lock files: listing must never block on or disturb the repo.
-  return { ...process.env, GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0" };
+async function git(cwd: string, args: string[], input?: string): Promise<Buffer> {
+  let outcome: GitOutcome;
+  try {
+    // git's English messages, whatever the user's locale: "not a git repository" is matched.
+    outcome = await runGit(cwd, args, { input, env: { LC_ALL: "C", LANGUAGE: "C" } });
+  } catch (error) {
+    if (error instanceof GitNotFoundError) throw new GitUnavailable(error.message);
+    throw error;
+  }
+  if (outcome.status === 0) return outcome.stdout;
+  const message = outcome.stderr.trim();
+  // Not a repository: snapshot the plain folder instead.
+  if (/not a git repository/i.test(message)) throw new GitUnavailable(message);
+  throw new SnapshotError(
+    "git_failed",
+    `git ${args[0]} failed in ${cwd}: ${message || `exit ${outcome.status}`}. Fix the repository (or run outside it) and try again.`,
+  );
 }

@@ -3,7 +3,7 @@ import { PollError, pollForApprovedExitPlanMode } from "../../local-client/poll/
 import { FAKE_SESSION_ID, FAKE_TOKEN, type FakeFeed, startFakeFeed } from "./fake-feed.ts";
 import { ev } from "./feed-events.ts";
 import { type HostileServer, neverAnswer, startHostileServer, trickle } from "./hostile-server.ts";
-import { isolatedHome, ndjson, startCli } from "./run-cli.ts";
+import { type CliRun, isolatedHome, ndjson, startCli } from "./run-cli.ts";
 
 /**
  * `attach --timeout` is a deadline for every request (issue 10, finding 4): a server that sends
@@ -16,6 +16,8 @@ import { isolatedHome, ndjson, startCli } from "./run-cli.ts";
 let feed: FakeFeed;
 let slow: HostileServer;
 let home: ReturnType<typeof isolatedHome>;
+/** The CLI a test started: stopped after it, should a regression leave it hanging. */
+let cli: CliRun | null = null;
 
 beforeEach(async () => {
   feed = await startFakeFeed();
@@ -23,16 +25,18 @@ beforeEach(async () => {
   home = isolatedHome();
 });
 afterEach(async () => {
+  if (cli !== null && cli.child.exitCode === null) cli.child.kill("SIGKILL");
+  cli = null;
   await slow.close();
   await feed.close();
 });
 
-/** Far above the 2–3 s timeouts used here, far below the 30 s a stuck request used to take. */
-const GENEROUS_MS = 20_000;
-
-/** Runs `attach` and kills it if it outlives `GENEROUS_MS`, so a regression fails, not hangs. */
+/**
+ * Runs `attach` against the slow server. The server never ends its answer by itself (it trickles
+ * for ever, or never sends headers): a run that ends with timeout_no_plan / timeout_pending was
+ * ended by its deadline. One that did not would hang, and the test's own limit stops it.
+ */
 async function attachWithTimeout(timeout: string) {
-  const started = performance.now();
   const run = startCli(
     [
       "attach",
@@ -49,10 +53,8 @@ async function attachWithTimeout(timeout: string) {
     ],
     { env: home.env },
   );
-  const killer = setTimeout(() => run.child.kill("SIGKILL"), GENEROUS_MS);
-  const result = await run.done;
-  clearTimeout(killer);
-  return { ...result, elapsedMs: performance.now() - started };
+  cli = run;
+  return run.done;
 }
 
 /** Room for the CLI process to start (tsx) on a loaded machine, and for a regression to show. */
@@ -61,18 +63,16 @@ const TEST_TIMEOUT_MS = 40_000;
 describe("attach --timeout against a slow server", { timeout: TEST_TIMEOUT_MS }, () => {
   it("a server that sends headers and then one space every 200 ms ends at the deadline with timeout_no_plan (exit 5)", async () => {
     slow.misbehave = (_req, res) => trickle(res);
-    const { code, stdout, elapsedMs } = await attachWithTimeout("2s");
+    const { code, stdout } = await attachWithTimeout("2s");
     expect(code, stdout).toBe(5);
     expect(ndjson(stdout).at(-1)).toMatchObject({ event: "error", reason: "timeout_no_plan" });
-    expect(elapsedMs).toBeLessThan(GENEROUS_MS);
   });
 
   it("a server that never sends headers ends at the deadline with timeout_no_plan (exit 5)", async () => {
     slow.misbehave = (req) => neverAnswer(req);
-    const { code, stdout, elapsedMs } = await attachWithTimeout("2s");
+    const { code, stdout } = await attachWithTimeout("2s");
     expect(code, stdout).toBe(5);
     expect(ndjson(stdout).at(-1)).toMatchObject({ event: "error", reason: "timeout_no_plan" });
-    expect(elapsedMs).toBeLessThan(GENEROUS_MS);
   });
 
   it("a plan seen pending, then an events answer that trickles: the poll ends at the deadline with timeout_pending (exit 4)", async () => {
@@ -83,13 +83,12 @@ describe("attach --timeout against a slow server", { timeout: TEST_TIMEOUT_MS },
       events += 1;
       return events > 1 && trickle(res);
     };
-    const { code, stdout, elapsedMs } = await attachWithTimeout("3s");
+    const { code, stdout } = await attachWithTimeout("3s");
     expect(code, stdout).toBe(4);
     const lines = ndjson(stdout);
     expect(lines.map((l) => l.event)).toEqual(["session", "phase", "error"]);
     expect(lines.at(-1)).toMatchObject({ event: "error", reason: "timeout_pending" });
     expect(String(lines.at(-1)?.message)).toContain("within 3s");
-    expect(elapsedMs).toBeLessThan(GENEROUS_MS);
     expect(events).toBe(2);
   });
 });
@@ -97,7 +96,6 @@ describe("attach --timeout against a slow server", { timeout: TEST_TIMEOUT_MS },
 describe("pollForApprovedExitPlanMode against a slow server", { timeout: TEST_TIMEOUT_MS }, () => {
   it("a trickling events answer is cut at the poll's deadline, which is a timeout, not a network error", async () => {
     slow.misbehave = (_req, res, path) => path.endsWith("/events") && trickle(res);
-    const started = performance.now();
     const err = await pollForApprovedExitPlanMode({
       server: slow.url,
       token: FAKE_TOKEN,
@@ -106,6 +104,5 @@ describe("pollForApprovedExitPlanMode against a slow server", { timeout: TEST_TI
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PollError);
     expect((err as PollError).reason).toBe("timeout_no_plan");
-    expect(performance.now() - started).toBeLessThan(GENEROUS_MS);
   });
 });

@@ -7,19 +7,21 @@ import type { Event } from "../../src/protocol/index.ts";
 
 /** A small git repository to plan against, and a "reviewer" that acts like the browser page. */
 
+/** The fixture repository's files, as committed. */
+export const FIXTURE_FILES: Readonly<Record<string, string>> = {
+  "README.md": "# Shop\n\nA small web shop. Run `npm test` to test it.\n",
+  "package.json": `${JSON.stringify({ name: "shop", scripts: { test: "node --test" } }, null, 2)}\n`,
+  "src/auth/session.ts":
+    "/** The login session: a signed cookie. */\nexport function readSession(cookie: string) {\n  return cookie.split('.')[0];\n}\n",
+  "src/auth/login.ts":
+    "import { readSession } from './session';\n\n/** Password login. OAuth login is not supported yet. */\nexport function login(user: string, password: string) {\n  return { user, ok: password.length > 0 };\n}\n",
+  "src/db/migrations/001_users.sql": "CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT);\n",
+  "test/login.test.ts": "import { login } from '../src/auth/login';\n// login tests\n",
+};
+
 export function fixtureRepo(): string {
   const repo = mkdtempSync(join(tmpdir(), "planport-fixture-"));
-  const files: Record<string, string> = {
-    "README.md": "# Shop\n\nA small web shop. Run `npm test` to test it.\n",
-    "package.json": `${JSON.stringify({ name: "shop", scripts: { test: "node --test" } }, null, 2)}\n`,
-    "src/auth/session.ts":
-      "/** The login session: a signed cookie. */\nexport function readSession(cookie: string) {\n  return cookie.split('.')[0];\n}\n",
-    "src/auth/login.ts":
-      "import { readSession } from './session';\n\n/** Password login. OAuth login is not supported yet. */\nexport function login(user: string, password: string) {\n  return { user, ok: password.length > 0 };\n}\n",
-    "src/db/migrations/001_users.sql": "CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT);\n",
-    "test/login.test.ts": "import { login } from '../src/auth/login';\n// login tests\n",
-  };
-  for (const [path, content] of Object.entries(files)) {
+  for (const [path, content] of Object.entries(FIXTURE_FILES)) {
     mkdirSync(dirname(join(repo, path)), { recursive: true });
     writeFileSync(join(repo, path), content);
   }

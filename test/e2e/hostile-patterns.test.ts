@@ -7,6 +7,7 @@ import {
   type WorkerProcess,
 } from "../../local-client/embedded/worker-process.ts";
 import type { Event, ScriptedTurn, SnapshotReceipt } from "../../src/protocol/index.ts";
+import { abCorpus } from "../support/ab-corpus.ts";
 import { ApiClient } from "../support/api-client.ts";
 import { resultsFor, waitUntil } from "../support/faults.ts";
 import { tarGz } from "../support/tarballs.ts";
@@ -16,21 +17,16 @@ import { cpuMs, workerdProcesses } from "../support/workerd-proc.ts";
  * Model-chosen patterns against the real worker under `wrangler dev` (issue 10, findings 1
  * and 7). A backtracking Grep pattern, a backtracking glob and a 100,000-character one-token
  * prompt each held workerd at 100% CPU for minutes — healthz and every other session timed
- * out — and a restart re-ran the unanswered call and froze it again. Here, while each runs,
- * healthz and another session must answer as usual, every call must end with a result in
- * bounded time, and a call the worker is killed in twice is answered with an error instead of
- * being run a third time.
+ * out — and a restart re-ran the unanswered call and froze it again. Here every call ends with
+ * its result, healthz and another session answer alongside (and, while a Grep runs for seconds,
+ * between its start and its result: ordering, not milliseconds), and a call the worker is killed
+ * in twice is answered with an error instead of being run a third time. How fast they answer is
+ * measured by `npm run bench` (test/bench/grep.ts), not asserted here.
  */
 
 const TOKEN = "e2e-patterns-token";
 const auth = { token: TOKEN };
 const VARS = { PLANPORT_TOKENS: TOKEN, PLANPORT_ALLOW_SCRIPTED: "true" };
-/** What "answers as usual" allows: generous, yet far below the minutes a frozen worker took. */
-const RESPONSIVE_MS = 2_000;
-/** A probe that gets no answer in this long counts as this long (a frozen worker never answers). */
-const PROBE_TIMEOUT_MS = 5_000;
-/** Grep's and Glob's wall-time budget is 10 s; a result must follow within this. */
-const TOOL_RESULT_MS = 30_000;
 /** `[ab]*a[ab]{24}$` defeats RE2's DFA on random a/b lines: linear, but seconds per file. */
 const SLOW_PATTERN = "[ab]*a[ab]{24}$";
 
@@ -78,93 +74,77 @@ async function upload(files: { name: string; body: string }[]): Promise<Snapshot
   return (await res.json()) as SnapshotReceipt;
 }
 
-/** `count` files of 125 random a/b lines of 8,000 characters (1 MB each). */
-function abCorpus(count: number): { name: string; body: string }[] {
-  let x = 11;
-  const line = () => {
-    let s = "";
-    for (let i = 0; i < 7_999; i++) {
-      x = (Math.imul(x, 1103515245) + 12345) | 0;
-      s += (x >>> 16) & 1 ? "a" : "b";
-    }
-    return `${s}\n`;
-  };
-  const body = Array.from({ length: 125 }, line).join("");
-  return Array.from({ length: count }, (_, i) => ({ name: `ab/f${i}.txt`, body }));
+/** Answers when a GET of `path` was answered 200; a worker that froze answers late, or never. */
+async function probe(path: string, headers: Record<string, string> = {}): Promise<void> {
+  const res = await fetch(`${worker.url}${path}`, { headers });
+  await res.arrayBuffer();
+  if (!res.ok) throw new Error(`${path} answered ${res.status}`);
 }
 
-/** Milliseconds one GET takes; a timeout counts as {@link PROBE_TIMEOUT_MS}. */
-async function latency(path: string, headers: Record<string, string> = {}): Promise<number> {
-  const started = performance.now();
-  try {
-    const res = await fetch(`${worker.url}${path}`, {
-      headers,
-      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
-    });
-    await res.arrayBuffer();
-    if (!res.ok) throw new Error(`${path} answered ${res.status}`);
-  } catch (error) {
-    if ((error as Error).name !== "TimeoutError") throw error;
-    return PROBE_TIMEOUT_MS;
-  }
-  return performance.now() - started;
+/** Where a session's tool call is: not yet called, running (called, no result), or answered. */
+async function callState(sessionId: string, toolUseId: string) {
+  const events = await api.allEvents(auth, sessionId);
+  if (resultsFor(events, toolUseId).length > 0) return "answered";
+  const called = events.some(
+    (e) =>
+      e.type === "assistant" &&
+      e.message.content.some((b) => b.type === "tool_use" && b.id === toolUseId),
+  );
+  return called ? "running" : "not_called";
 }
 
 /**
- * Probes healthz and the bystander session every 100 ms until `stop` resolves; answers the
- * slowest of each and how many probes ran.
+ * Reads healthz and the bystander session, one round after another, until `stop` resolves.
+ * Counts the rounds, and — when `watch` names a session's tool call — the rounds whose answers
+ * came back while that call was running: sent after the call was recorded, and answered before
+ * its result was. A worker frozen by the call answers nothing in that window (it answers after
+ * the call, or never); no clock is read.
  */
 async function probeWhile<T>(
   stop: Promise<T>,
-): Promise<{ value: T; healthz: number; session: number; probes: number }> {
+  watch?: { sessionId: string; toolUseId: string },
+): Promise<{ value: T; rounds: number; roundsWhileRunning: number }> {
   let done = false;
   const finished = stop.finally(() => {
     done = true;
   });
-  let healthz = 0;
-  let session = 0;
-  let probes = 0;
+  let rounds = 0;
+  let roundsWhileRunning = 0;
   while (!done) {
-    healthz = Math.max(healthz, await latency("/v1/healthz"));
-    session = Math.max(
-      session,
-      await latency(`/v1/sessions/${bystander}`, { authorization: `Bearer ${TOKEN}` }),
-    );
-    probes++;
+    const before = watch && (await callState(watch.sessionId, watch.toolUseId));
+    await probe("/v1/healthz");
+    await probe(`/v1/sessions/${bystander}`, { authorization: `Bearer ${TOKEN}` });
+    const after = watch && (await callState(watch.sessionId, watch.toolUseId));
+    rounds++;
+    if (before === "running" && after === "running") roundsWhileRunning++;
     await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, 100))]);
   }
-  return { value: await finished, healthz, session, probes };
+  // One more round after the end: the worker still answers both.
+  await probe("/v1/healthz");
+  await probe(`/v1/sessions/${bystander}`, { authorization: `Bearer ${TOKEN}` });
+  return { value: await finished, rounds: rounds + 1, roundsWhileRunning };
 }
 
-/** One line for the report: the slowest probes and how many ran. */
-function describeRun(run: { healthz: number; session: number; probes: number }): string {
-  return `slowest healthz ${run.healthz.toFixed(0)} ms, slowest read of another session ${run.session.toFixed(0)} ms, over ${run.probes} probes`;
-}
-
-/** The scripted session's events once every call of its script has a result. */
-async function runScript(
+/** Starts a scripted session; `events` resolves once every call of its script has a result. */
+async function startScript(
   script: ScriptedTurn[],
   snapshotId: string,
-): Promise<{ events: Event[]; ms: number }> {
-  const started = Date.now();
+): Promise<{ id: string; events: Promise<Event[]> }> {
   const session = await api.createSession(auth, {
     prompt: "Search the repository",
     planner: "scripted",
     snapshot_id: snapshotId,
     script,
   });
-  const events = await waitUntil(
+  const events = waitUntil(
     async () => {
       const s = await api.getSession(auth, session.id);
       return s.status === "running" ? undefined : api.allEvents(auth, session.id);
     },
-    {
-      what: "the session to finish its script",
-      timeoutMs: TOOL_RESULT_MS * script.length,
-      everyMs: 100,
-    },
+    // Only a hang guard: the verdict is what the events say.
+    { what: "the session to finish its script", timeoutMs: 100_000, everyMs: 100 },
   );
-  return { events, ms: Date.now() - started };
+  return { id: session.id, events };
 }
 
 const call = (id: string, name: string, input: Record<string, unknown>): ScriptedTurn => ({
@@ -172,51 +152,45 @@ const call = (id: string, name: string, input: Record<string, unknown>): Scripte
 });
 
 describe("backtracking patterns against wrangler dev", () => {
-  it("answers a ReDoS Grep and an exponential glob at once, and healthz and another session stay responsive", async ({
+  it("answers a ReDoS Grep and an exponential glob, and healthz and another session answer alongside", async ({
     annotate,
   }) => {
-    const run = await probeWhile(
-      runScript(
-        [
-          call("toolu_redos", "Grep", { pattern: "^(a+)+$", output_mode: "content" }),
-          call("toolu_glob", "Glob", { pattern: "*a*a*a*a*a*a*a*a*a*b" }),
-          call("toolu_grep_glob", "Grep", { pattern: "x", glob: "*a*a*a*a*a*a*a*a*a*b" }),
-        ],
-        shared.id,
-      ),
+    const script = await startScript(
+      [
+        call("toolu_redos", "Grep", { pattern: "^(a+)+$", output_mode: "content" }),
+        call("toolu_glob", "Glob", { pattern: "*a*a*a*a*a*a*a*a*a*b" }),
+        call("toolu_grep_glob", "Grep", { pattern: "x", glob: "*a*a*a*a*a*a*a*a*a*b" }),
+      ],
+      shared.id,
     );
-    const { events } = run.value;
-    expect(resultsFor(events, "toolu_redos")).toEqual(["No matches found"]);
-    expect(resultsFor(events, "toolu_glob")).toEqual(["No files found"]);
-    expect(resultsFor(events, "toolu_grep_glob")).toEqual(["No matches found"]);
-    await annotate(describeRun(run));
-    expect(run.value.ms).toBeLessThan(TOOL_RESULT_MS);
-    expect(run.healthz).toBeLessThan(RESPONSIVE_MS);
-    expect(run.session).toBeLessThan(RESPONSIVE_MS);
+    const run = await probeWhile(script.events);
+    await annotate(`${run.rounds} rounds of healthz and another session answered`);
+    expect(resultsFor(run.value, "toolu_redos")).toEqual(["No matches found"]);
+    expect(resultsFor(run.value, "toolu_glob")).toEqual(["No files found"]);
+    expect(resultsFor(run.value, "toolu_grep_glob")).toEqual(["No matches found"]);
   }, 120_000);
 
-  it("keeps healthz and another session responsive through a Grep that runs to its time budget, which ends with a partial answer", async ({
+  it("answers healthz and another session while a Grep runs to its time budget, which ends with a partial answer", async ({
     annotate,
   }) => {
-    const run = await probeWhile(
-      runScript(
-        [call("toolu_slow", "Grep", { pattern: SLOW_PATTERN, output_mode: "count" })],
-        slow.id,
-      ),
+    const script = await startScript(
+      [call("toolu_slow", "Grep", { pattern: SLOW_PATTERN, output_mode: "count" })],
+      slow.id,
     );
-    const [answer] = resultsFor(run.value.events, "toolu_slow");
-    await annotate(describeRun(run));
+    const run = await probeWhile(script.events, {
+      sessionId: script.id,
+      toolUseId: "toolu_slow",
+    });
+    const [answer] = resultsFor(run.value, "toolu_slow");
+    await annotate(`${run.roundsWhileRunning} of ${run.rounds} rounds answered while the Grep ran`);
     expect(answer).toContain("(The search reached its time limit of 10 s at ab/f");
-    expect(run.value.ms).toBeLessThan(TOOL_RESULT_MS);
-    // It ran for seconds and was probed all along.
-    expect(run.probes).toBeGreaterThan(10);
-    expect(run.healthz).toBeLessThan(RESPONSIVE_MS);
-    expect(run.session).toBeLessThan(RESPONSIVE_MS);
+    // A worker the Grep froze would answer no round between its start and its result.
+    expect(run.roundsWhileRunning).toBeGreaterThanOrEqual(3);
   }, 120_000);
 });
 
 describe("a 100,000-character single-token prompt against wrangler dev", () => {
-  it("reaches plan_ready with the offline planner while healthz and another session stay responsive", async ({
+  it("reaches plan_ready with the offline planner, and healthz and another session answer alongside", async ({
     annotate,
   }) => {
     const snapshot = await upload([
@@ -235,13 +209,12 @@ describe("a 100,000-character single-token prompt against wrangler dev", () => {
           const s = await api.getSession(auth, session.id);
           return s.status === "running" ? undefined : s;
         },
-        { what: "the offline planner to finish", timeoutMs: 60_000, everyMs: 100 },
+        // Only a hang guard: the verdict is the phase reached.
+        { what: "the offline planner to finish", timeoutMs: 100_000, everyMs: 100 },
       ),
     );
-    await annotate(describeRun(run));
+    await annotate(`${run.rounds} rounds of healthz and another session answered`);
     expect(run.value).toMatchObject({ status: "requires_action", phase: "plan_ready" });
-    expect(run.healthz).toBeLessThan(RESPONSIVE_MS);
-    expect(run.session).toBeLessThan(RESPONSIVE_MS);
   }, 120_000);
 });
 

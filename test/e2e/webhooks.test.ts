@@ -179,9 +179,8 @@ async function until<T>(
   }
 }
 
-/** Creates a session and measures the time until it is plan_ready (polling as a terminal). */
-async function planReady(): Promise<{ session: Session; ms: number }> {
-  const started = performance.now();
+/** Creates a session and waits until it is plan_ready (polling as a terminal). */
+async function planReady(): Promise<{ session: Session }> {
   const created = await api.createSession(auth, { prompt: PROMPT });
   const session = await until("plan_ready", async () => {
     await api.events(auth, created.id, { limit: 1 });
@@ -189,12 +188,7 @@ async function planReady(): Promise<{ session: Session; ms: number }> {
     if (s.phase === "done") throw new Error(`session ${s.id} ended before plan_ready`);
     return s.phase === "plan_ready" ? s : undefined;
   });
-  return { session, ms: performance.now() - started };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
+  return { session };
 }
 
 describe("webhooks under wrangler dev", () => {
@@ -325,22 +319,18 @@ describe("webhooks under wrangler dev", () => {
     }
   }, 180_000);
 
-  it("a receiver that never answers does not slow the planning", async () => {
-    receiver.state.mode = "accept";
-    const baseline: number[] = [];
-    for (let i = 0; i < 3; i++) baseline.push((await planReady()).ms);
+  it("a receiver that never answers does not stop the planning: sessions reach plan_ready while it holds their deliveries", async () => {
+    // That a held attempt never holds the session's alarm is asserted by ordering, on the real
+    // Durable Object, in test/worker/webhooks-delivery.test.ts ("the alarm ends while the
+    // attempt is still open"); here, under wrangler dev, planning goes on to the end.
     receiver.state.mode = "hang";
-    const hanging: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const { session, ms } = await planReady();
-      hanging.push(ms);
+      const { session } = await planReady();
+      expect(session.phase).toBe("plan_ready");
       // The receiver did get this session's deliveries (and is holding them open).
       expect(receiver.forSession(session.id).length).toBeGreaterThan(0);
     }
     receiver.state.mode = "accept";
-    // Had a delivery held the session's alarm, each hang would add the attempt timeout (10 s)
-    // to a run that takes a fraction of that; a generous ratio still tells the two apart.
-    expect(median(hanging)).toBeLessThan(median(baseline) * 4 + 250);
   }, 240_000);
 
   it("a PLANPORT_WEBHOOK_URL that is not http(s) is refused: 500 server_misconfigured naming the var", async () => {

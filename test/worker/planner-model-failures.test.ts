@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { step } from "../../src/planner/loop.ts";
+import { sleep } from "../../src/planner/models/retry.ts";
 import { ModelCallError, type ModelTurn, type Planner } from "../../src/planner/models/types.ts";
 import { MemoryPort } from "../support/memory-port.ts";
 import { anthropicLane } from "./planner/anthropic-lane.ts";
@@ -165,13 +166,26 @@ describe("retry-after from the provider, over HTTP (Anthropic test double)", () 
     const { env, requests } = await anthropicLane([rateLimited(30), answer]);
     const port = anthropicSession();
     const stop = new AbortController();
-    setTimeout(() => stop.abort(new Error("the worker is shutting down")), 200);
-    const started = Date.now();
-    expect(await step(port, env, { retry: { attempts: 2 }, signal: stop.signal })).toEqual({
-      next: "idle",
-    });
-    // Waiting out the retry-after would take 30 s; the abort ends it long before.
-    expect(Date.now() - started).toBeLessThan(25_000);
+    // The real sleep, watched: how each wait ended (its time run out, or the abort).
+    const waits: { ms: number; ended: "slept" | "aborted" | null }[] = [];
+    const watchedSleep = async (ms: number, signal?: AbortSignal) => {
+      const wait = { ms, ended: null as "slept" | "aborted" | null };
+      waits.push(wait);
+      // The worker shuts down while the step waits out the retry-after.
+      queueMicrotask(() => stop.abort(new Error("the worker is shutting down")));
+      try {
+        await sleep(ms, signal);
+        wait.ended = "slept";
+      } catch (error) {
+        wait.ended = "aborted";
+        throw error;
+      }
+    };
+    expect(
+      await step(port, env, { retry: { attempts: 2, sleep: watchedSleep }, signal: stop.signal }),
+    ).toEqual({ next: "idle" });
+    // The 30 s wait was begun and ended by the abort, not by its time running out.
+    expect(waits).toEqual([{ ms: 30_000, ended: "aborted" }]);
     expect(port.ended?.message).toContain("the worker is shutting down");
     expect(await requests()).toHaveLength(1);
   });

@@ -18,6 +18,7 @@ import type { SessionObject } from "../../src/session/session-object.ts";
 import { OVERSIZED_BODY_DRAIN_BYTES } from "../../src/snapshot/archive.ts";
 import { openSnapshot } from "../../src/snapshot/index.ts";
 import { gzip, type TarSpec, tarGz } from "../support/tarballs.ts";
+import { ownersOf } from "../support/worker/owners.ts";
 import {
   api,
   createDrivenSession,
@@ -36,11 +37,8 @@ const encoder = new TextEncoder();
 const MIB = 1024 * 1024;
 const RETENTION_MS = configOf(env).retentionMs;
 
-let owners = 0;
-/** An owner with nothing stored yet (vitest.config.ts configures `token-owner-0…15`). */
-function freshOwner(): { token: string } {
-  return { token: `token-owner-${owners++}` };
-}
+/** An owner with nothing stored yet, this file's own (test/support/worker/owners.ts). */
+const freshOwner = ownersOf("snapshot-incremental");
 
 function blobOf(text: string): string {
   return gitBlobId(encoder.encode(text));

@@ -13,6 +13,7 @@ import { snapshotRegistry } from "../../src/owner/stub.ts";
 import type { SnapshotReceipt } from "../../src/protocol/index.ts";
 import { ingestSnapshot, openSnapshot, readSnapshotIndex } from "../../src/snapshot/index.ts";
 import { bodyOf, tarGz } from "../support/tarballs.ts";
+import { ownersOf } from "../support/worker/owners.ts";
 import { api, createDrivenSession, ownerObject, withPort } from "../support/worker/sessions.ts";
 
 /**
@@ -23,8 +24,8 @@ import { api, createDrivenSession, ownerObject, withPort } from "../support/work
  * test/bench/long-run.ts measures the same on real repositories, with plan times.
  */
 
-/** An owner no other test file uses (vitest.config.ts configures `token-owner-0…15`). */
-const WHO = { token: "token-owner-15" };
+/** An owner with nothing stored yet, this file's own (test/support/worker/owners.ts). */
+const WHO = ownersOf("snapshot-long-run")();
 const FILES = 300;
 const UPLOADS = 40;
 

@@ -109,13 +109,12 @@ describe("answers are read up to a cap", () => {
 
 describe("every call ends within its time limit", () => {
   it("a body that trickles after the headers is cut at the call's timeout: request_timeout, transient", async () => {
+    // The trickle never ends: the call can only end because its timeout cut it.
     hostile.misbehave = (_req, res) => trickle(res);
-    const started = performance.now();
     const err = await apiError(api().getSession(FAKE_SESSION_ID, { timeoutMs: 500 }));
     expect(err).toMatchObject({ status: 0, code: "request_timeout" });
     expect(err.message).toContain("within 500ms");
     expect(isTransient(err)).toBe(true);
-    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it("a caller's signal still wins over the timeout (Ctrl-C is not a timeout)", async () => {
