@@ -161,4 +161,30 @@ describe("the embedded worker's lifecycle", () => {
     await watch.done;
     await gone(home.data, "the worker to stop when its last command leaves");
   }, 240_000);
+
+  it("a host killed with SIGKILL leaves its runtime on the state folder; the next start stops it first", async () => {
+    const home = isolatedHome();
+    const started = await startCli(["embedded", "--start"], { env: home.env }).done;
+    expect(started.code, started.stderr).toBe(0);
+    const first = record(home.data) as { pid: number; url: string; runtime_pid: number };
+    expect(isAlive(first.runtime_pid)).toBe(true);
+    // Only the host dies, as in a crash of its Node process: workerd keeps the port and SQLite.
+    process.kill(first.pid, "SIGKILL");
+    await waitUntil(async () => (isAlive(first.pid) ? undefined : true), {
+      what: "the host to die",
+    });
+    expect(isAlive(first.runtime_pid)).toBe(true);
+    const again = await startCli(["embedded", "--start", "--json"], { env: home.env }).done;
+    expect(again.code, again.stderr).toBe(0);
+    // The leftover runtime was checked against the record (this user's, started with it) and
+    // stopped before a new worker opened the same state.
+    await waitUntil(async () => (isAlive(first.runtime_pid) ? undefined : true), {
+      what: "the leftover runtime to be stopped",
+    });
+    const second = record(home.data) as { pid: number; runtime_pid: number };
+    expect(second.pid).not.toBe(first.pid);
+    expect(isAlive(second.runtime_pid)).toBe(true);
+    await startCli(["embedded", "--stop"], { env: home.env }).done;
+    await gone(home.data, "the second worker");
+  }, 180_000);
 });
