@@ -14,11 +14,11 @@ import { createServer, type Server } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import * as workerdModule from "workerd";
 import { PACKAGE_ROOT } from "../package-root.ts";
 import { tryPidLock } from "../poll/pid-lock.ts";
 import { readRecord } from "./record.ts";
 import { liveUsers, openSessions } from "./usage.ts";
+import { workerdBinary } from "./workerd-binary.ts";
 import {
   type AssetsManifest,
   type BuiltWorker,
@@ -311,18 +311,6 @@ async function bindPort(port: number, anyPort: boolean): Promise<Server> {
     }
     throw new StartFailure(`could not listen on 127.0.0.1:${port}: ${(err as Error).message}`);
   }
-}
-
-/**
- * The workerd binary of the `workerd` package. Its entry is CommonJS with `__esModule`: Node's
- * ESM import gives `module.exports` as the default, a bundler the path itself.
- */
-export function workerdBinary(): string {
-  const first = (workerdModule as { default?: unknown }).default;
-  const path =
-    typeof first === "string" ? first : (first as { default?: unknown } | undefined)?.default;
-  if (typeof path !== "string") throw new StartFailure("the workerd package names no binary");
-  return path;
 }
 
 /** The descriptor of a bound server: what workerd is handed. */

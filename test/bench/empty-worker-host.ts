@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { capnpEmbed, capnpText } from "../../local-client/embedded/capnp-text.ts";
-import { workerdBinary } from "../../local-client/embedded/worker-host.ts";
+import { workerdBinary } from "../../local-client/embedded/workerd-binary.ts";
 import { PACKAGE_ROOT } from "../../local-client/package-root.ts";
 
 /**

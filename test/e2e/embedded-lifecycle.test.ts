@@ -24,7 +24,7 @@ function start(args: string[], env: NodeJS.ProcessEnv, cwd?: string): CliRun {
   return run;
 }
 
-function record(data: string): { pid: number; url: string } | null {
+function record(data: string): { pid: number; url: string; runtime_pid: number } | null {
   const path = join(data, "planport", "embedded", "worker.json");
   return existsSync(path) ? JSON.parse(readFileSync(path, "utf8")) : null;
 }

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { capnpEmbed, capnpString, capnpText } from "../../../local-client/embedded/capnp-text.ts";
-import { workerdBinary } from "../../../local-client/embedded/worker-host.ts";
+import { workerdBinary } from "../../../local-client/embedded/workerd-binary.ts";
 
 describe("Cap'n Proto text", () => {
   it("writes structs, lists, text, integers, booleans and embeds", () => {
