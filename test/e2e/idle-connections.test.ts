@@ -1,5 +1,3 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -8,6 +6,7 @@ import {
   startWorkerProcess,
   type WorkerProcess,
 } from "../../local-client/embedded/worker-process.ts";
+import { runNodeScript } from "../support/node-script.ts";
 
 /**
  * The client's requests after a busy stretch, against the real runtime (issue 30): workerd
@@ -22,6 +21,7 @@ const TOKEN = "stale-token";
 const CHILD = resolve(import.meta.dirname, "../client/http/stale-connection-child.ts");
 /** Longer than workerd keeps an idle keep-alive connection (5 s, KJ's pipelineTimeout). */
 const BUSY_MS = 6_500;
+const CHILD_KILL_MS = 90_000;
 
 let worker: WorkerProcess;
 const persistDir = mkdtempSync(join(tmpdir(), "planport-idle-connections-"));
@@ -40,19 +40,11 @@ afterAll(async () => {
 
 describe("a request after the client was busy longer than workerd keeps an idle connection", () => {
   it("reaches the worker and gets its answer: the upload's refusal says why, the session is created", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", CHILD, worker.url, String(BUSY_MS)], {
-      cwd: resolve(import.meta.dirname, "../.."),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d;
-    });
-    const [code] = (await once(child, "exit")) as [number | null];
+    const { code, stdout, stderr } = await runNodeScript(
+      CHILD,
+      [worker.url, String(BUSY_MS)],
+      CHILD_KILL_MS,
+    );
     expect(code, stderr).toBe(0);
     const lines = JSON.parse(stdout) as { upload: string; create: string };
     // Before: "0 network_error: cannot reach …: write EPIPE" and "…: other side closed".

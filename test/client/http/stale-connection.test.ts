@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiError, createApi } from "../../../local-client/http/api.ts";
+import { runNodeScript } from "../../support/node-script.ts";
 
 /**
  * Requests on connections the server has closed (issue 30). workerd closes a keep-alive
@@ -93,21 +93,11 @@ const REFUSAL = "The body nests arrays more than 64 levels deep.";
 
 /** Runs stale-connection-child.ts against `server`; its one JSON line. */
 async function runChild(server: string, busyMs: number): Promise<Record<string, string>> {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, server, String(busyMs)], {
-    cwd: resolve(import.meta.dirname, "../../.."),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-  });
-  const killer = setTimeout(() => child.kill("SIGKILL"), CHILD_KILL_MS);
-  const [code] = (await once(child, "exit")) as [number | null];
-  clearTimeout(killer);
+  const { code, stdout, stderr } = await runNodeScript(
+    CHILD,
+    [server, String(busyMs)],
+    CHILD_KILL_MS,
+  );
   expect(code, stderr).toBe(0);
   return JSON.parse(stdout) as Record<string, string>;
 }
