@@ -21,8 +21,9 @@ import {
   serverProof,
 } from "../../src/protocol/index.ts";
 import { formatDuration } from "../duration.ts";
-import { abortAfter, unlessAborted } from "./abort-after.ts";
+import { abortAfter } from "./abort-after.ts";
 import { errorFrom, parseBody } from "./answer.ts";
+import { fetchOnLiveConnection } from "./connection.ts";
 import { ApiError } from "./error.ts";
 import { readBodyAtMost } from "./response-body.ts";
 
@@ -92,6 +93,13 @@ export function createApi(opts: ApiOptions) {
     contentType?: string;
     /** The most bytes of answer body read (default {@link MAX_JSON_RESPONSE_BYTES}). */
     maxBytes?: number;
+    /**
+     * Sending it twice has the effect of sending it once (a content-addressed upload, an
+     * archive): it is sent again at once when its connection closed before any answer
+     * (http/connection.ts). Not the polls (the poller counts a failed poll and tries again at
+     * its next tick) nor a creation or a decision (a first attempt may have landed).
+     */
+    repeatable?: boolean;
   }
 
   /**
@@ -112,9 +120,10 @@ export function createApi(opts: ApiOptions) {
     const limit = abortAfter(timeoutMs, [opts.signal, init.signal]);
     const what = `${method} ${path}`;
     try {
-      const res = await unlessAborted(
-        doFetch(`${base}${path}`, { method, headers, body: init.body, signal: limit.signal }),
+      const res = await fetchOnLiveConnection(
+        () => doFetch(`${base}${path}`, { method, headers, body: init.body, signal: limit.signal }),
         limit.signal,
+        init.repeatable ?? false,
       );
       if (!res.ok && !(method === "HEAD" && res.status === 404)) {
         throw errorFrom(res, await readBodyAtMost(res, MAX_ERROR_BODY_BYTES, limit.signal));
@@ -153,7 +162,7 @@ export function createApi(opts: ApiOptions) {
     method: string,
     path: string,
     body?: unknown,
-    call: CallOptions = {},
+    call: CallOptions & { repeatable?: boolean } = {},
   ): Promise<z.infer<S>> {
     const res = await send(method, path, {
       ...call,
@@ -175,9 +184,10 @@ export function createApi(opts: ApiOptions) {
   async function health(timeoutMs: number, signal?: AbortSignal): Promise<string | null> {
     const limit = abortAfter(timeoutMs, [opts.signal, signal]);
     try {
-      const res = await unlessAborted(
-        doFetch(`${base}/v1/healthz`, { signal: limit.signal }),
+      const res = await fetchOnLiveConnection(
+        () => doFetch(`${base}/v1/healthz`, { signal: limit.signal }),
         limit.signal,
+        true,
       );
       const body = await readBodyAtMost(res, MAX_ERROR_BODY_BYTES, limit.signal);
       if (res.ok && body !== null && answersOk(body)) return null;
@@ -213,13 +223,15 @@ export function createApi(opts: ApiOptions) {
       const challenge = newServerChallenge();
       const limit = abortAfter(timeoutMs, [opts.signal, signal]);
       try {
-        const res = await unlessAborted(
-          doFetch(`${base}/v1/healthz`, {
-            headers: { [SERVER_CHALLENGE_HEADER]: challenge },
-            redirect: "error",
-            signal: limit.signal,
-          }),
+        const res = await fetchOnLiveConnection(
+          () =>
+            doFetch(`${base}/v1/healthz`, {
+              headers: { [SERVER_CHALLENGE_HEADER]: challenge },
+              redirect: "error",
+              signal: limit.signal,
+            }),
           limit.signal,
+          true,
         );
         const body = await readBodyAtMost(res, MAX_ERROR_BODY_BYTES, limit.signal);
         const answer = ProofAnswerSchema.safeParse(body === null ? null : safeJsonBody(body));
@@ -244,18 +256,29 @@ export function createApi(opts: ApiOptions) {
     },
 
     async snapshotExists(id: string): Promise<boolean> {
-      const res = await send("HEAD", `/v1/snapshots/${encodeURIComponent(id)}`);
+      const res = await send("HEAD", `/v1/snapshots/${encodeURIComponent(id)}`, {
+        repeatable: true,
+      });
       return res.status === 200;
     },
 
     /** `POST /v1/blobs/missing`: which of `blobs` (at most 20,000) the server lacks. */
     async missingBlobs(blobs: string[], call?: CallOptions): Promise<string[]> {
-      return (await json(MissingBlobsSchema, "POST", "/v1/blobs/missing", { blobs }, call)).missing;
+      return (
+        await json(
+          MissingBlobsSchema,
+          "POST",
+          "/v1/blobs/missing",
+          { blobs },
+          { ...call, repeatable: true },
+        )
+      ).missing;
     },
 
     /** `POST /v1/blobs`: a tar.gz of blobs, each entry named by its blob id. */
     async uploadBlobs(bytes: Uint8Array, call?: CallOptions): Promise<BlobsReceipt> {
       const res = await send("POST", "/v1/blobs", {
+        repeatable: true,
         ...call,
         body: arrayBufferBacked(bytes),
         contentType: "application/gzip",
@@ -271,6 +294,7 @@ export function createApi(opts: ApiOptions) {
      */
     async commitManifest(gzippedJson: Uint8Array, call?: CallOptions): Promise<SnapshotReceipt> {
       const res = await send("POST", "/v1/snapshots/manifest", {
+        repeatable: true,
         ...call,
         body: arrayBufferBacked(gzippedJson),
         contentType: "application/gzip",
@@ -281,6 +305,7 @@ export function createApi(opts: ApiOptions) {
 
     async uploadSnapshot(bytes: Uint8Array): Promise<SnapshotReceipt> {
       const res = await send("POST", "/v1/snapshots", {
+        repeatable: true,
         body: arrayBufferBacked(bytes),
         contentType: "application/gzip",
         timeoutMs: UPLOAD_TIMEOUT_MS,
@@ -341,8 +366,12 @@ export function createApi(opts: ApiOptions) {
       return json(SessionSchema, "POST", `${session(id)}/decision`, decision);
     },
 
+    /** Archiving is idempotent: sent again when its connection closed before any answer. */
     archive(id: string, call?: CallOptions): Promise<Session> {
-      return json(SessionSchema, "POST", `${session(id)}/archive`, undefined, call);
+      return json(SessionSchema, "POST", `${session(id)}/archive`, undefined, {
+        ...call,
+        repeatable: true,
+      });
     },
 
     plan(id: string, call?: CallOptions): Promise<PlanFile> {

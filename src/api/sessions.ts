@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
+import { configOf } from "../config.ts";
 import { createSession, listSessions } from "../owner/sessions.ts";
 import {
   AnswerMessageSchema,
@@ -15,10 +16,11 @@ import { NOT_FOUND } from "../session/result.ts";
 import { sessionStub } from "../session/stub.ts";
 import type { AppEnv } from "./app-env.ts";
 import { knownOwners, requireOwner, requireSessionAccess } from "./auth.ts";
+import { bodyLimit } from "./body-limits.ts";
 import { sendError, sendFailure, sendResult } from "./errors.ts";
 import { linkBase } from "./public-url.ts";
 import { limitPerOwner } from "./rate-limit.ts";
-import { jsonBodyLimit, readJson, readQuery } from "./validate.ts";
+import { readJson, readQuery } from "./validate.ts";
 
 /**
  * The sessions API (docs/PROTOCOL.md "HTTP API"). Each route validates, calls one domain function or
@@ -26,22 +28,18 @@ import { jsonBodyLimit, readJson, readQuery } from "./validate.ts";
  */
 export const sessionRoutes = new Hono<AppEnv>();
 
-sessionRoutes.post(
-  "/v1/sessions",
-  requireOwner,
-  limitPerOwner("creates"),
-  jsonBodyLimit,
-  async (c) => {
-    const body = await readJson(c, CreateSessionSchema);
-    if (!body.ok) return sendError(c, body.error);
-    const team = { label: c.get("label"), known: await knownOwners(c.env.PLANPORT_TOKENS) };
-    return sendResult(
-      c,
-      await createSession(c.env, c.get("owner"), body.value, linkBase(c), { team }),
-      201,
-    );
-  },
-);
+sessionRoutes.post("/v1/sessions", requireOwner, limitPerOwner("creates"), async (c) => {
+  // A script (the scripted planner's turns) only where the server allows one.
+  const limit = bodyLimit(configOf(c.env).allowScripted ? "scripted_session" : "session");
+  const body = await readJson(c, CreateSessionSchema, limit);
+  if (!body.ok) return sendError(c, body.error);
+  const team = { label: c.get("label"), known: await knownOwners(c.env.PLANPORT_TOKENS) };
+  return sendResult(
+    c,
+    await createSession(c.env, c.get("owner"), body.value, linkBase(c), { team }),
+    201,
+  );
+});
 
 sessionRoutes.get("/v1/sessions", requireOwner, async (c) => {
   const query = readQuery(c, ListSessionsQuerySchema);
@@ -96,20 +94,23 @@ sessionRoutes.get("/v1/sessions/:id/changes", ...sessionScope, async (c) => {
   return c.body(diff.value, 200, { "content-type": "text/x-diff; charset=utf-8" });
 });
 
-sessionRoutes.post("/v1/sessions/:id/messages", ...sessionScope, jsonBodyLimit, async (c) => {
+sessionRoutes.post("/v1/sessions/:id/messages", ...sessionScope, async (c) => {
   // Pick the shape by its keys, so an error names the field that is wrong.
-  const body = await readJson(c, (json) =>
-    typeof json === "object" && json !== null && "text" in json
-      ? TextMessageSchema.strict()
-      : AnswerMessageSchema.strict(),
+  const body = await readJson(
+    c,
+    (json) =>
+      typeof json === "object" && json !== null && "text" in json
+        ? TextMessageSchema.strict()
+        : AnswerMessageSchema.strict(),
+    bodyLimit("message"),
   );
   if (!body.ok) return sendError(c, body.error);
   const stub = sessionStub(c.env, c.req.param("id"));
   return sendResult(c, await stub.message(c.get("access"), body.value, linkBase(c)), 202);
 });
 
-sessionRoutes.post("/v1/sessions/:id/decision", ...sessionScope, jsonBodyLimit, async (c) => {
-  const body = await readJson(c, DecisionSchema);
+sessionRoutes.post("/v1/sessions/:id/decision", ...sessionScope, async (c) => {
+  const body = await readJson(c, DecisionSchema, bodyLimit("decision"));
   if (!body.ok) return sendError(c, body.error);
   const stub = sessionStub(c.env, c.req.param("id"));
   return sendResult(c, await stub.decide(c.get("access"), body.value, linkBase(c)));
@@ -123,8 +124,8 @@ sessionRoutes.get("/v1/sessions/:id/comments", ...sessionScope, async (c) => {
   return list.ok ? c.json({ data: list.value }) : sendError(c, list.error);
 });
 
-sessionRoutes.post("/v1/sessions/:id/comments", ...sessionScope, jsonBodyLimit, async (c) => {
-  const body = await readJson(c, SuggestionBodySchema.strict());
+sessionRoutes.post("/v1/sessions/:id/comments", ...sessionScope, async (c) => {
+  const body = await readJson(c, SuggestionBodySchema.strict(), bodyLimit("comment"));
   if (!body.ok) return sendError(c, body.error);
   const stub = sessionStub(c.env, c.req.param("id"));
   const list = await stub.suggest(c.get("access"), body.value);

@@ -14,9 +14,10 @@ import {
 } from "../snapshot/index.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireOwner } from "./auth.ts";
+import { bodyLimit } from "./body-limits.ts";
 import { sendError, sendFailure } from "./errors.ts";
 import { limitPerOwner } from "./rate-limit.ts";
-import { jsonBodyLimit, mediaType, readJson } from "./validate.ts";
+import { mediaType, readJson } from "./validate.ts";
 
 /**
  * Repository snapshots (docs/PROTOCOL.md "HTTP API" and "Incremental snapshots"): upload a
@@ -42,9 +43,9 @@ snapshotRoutes.post("/v1/snapshots", requireOwner, limitPerOwner("uploads"), asy
   return c.json(ingested.value, 201);
 });
 
-snapshotRoutes.post("/v1/blobs/missing", requireOwner, jsonBodyLimit, async (c) => {
+snapshotRoutes.post("/v1/blobs/missing", requireOwner, async (c) => {
   const owner = c.get("owner");
-  const request = await readJson(c, MissingBlobsRequestSchema);
+  const request = await readJson(c, MissingBlobsRequestSchema, bodyLimit("blobs"));
   if (!request.ok) return sendError(c, request.error);
   const missing = await snapshotRegistry(c.env, owner).missingBlobs(request.value.blobs);
   return c.json({ missing }, 200);
@@ -120,7 +121,7 @@ function gzipBody(request: Request, type: string): BodyResult {
 /**
  * A body not declared over the upload limit (refused before a byte of it is read: no wasted
  * transfer, and the connection stays usable — see OVERSIZED_BODY_DRAIN_BYTES in
- * src/snapshot/archive.ts) and not empty.
+ * src/request-body.ts) and not empty.
  */
 function sizedBody(request: Request): BodyResult {
   if (Number(request.headers.get("content-length")) > SNAPSHOT_MAX_COMPRESSED_BYTES) {

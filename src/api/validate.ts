@@ -1,17 +1,15 @@
 import type { Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
 import { type Failure, fail, ok, type Result } from "../protocol/index.ts";
+import { OVERSIZED_BODY_DRAIN_BYTES, readBodyWithin } from "../request-body.ts";
 import type { AppEnv } from "./app-env.ts";
-import { sendFailure } from "./errors.ts";
+import type { BodyLimit } from "./body-limits.ts";
 
 /**
  * Input at the edge: JSON bodies and query strings checked with zod, every failure a 4xx with
- * a code and a sentence that names the field; bodies over the limit are cut off with 413.
+ * a code and a sentence that names the field; a body over its route's limit (body-limits.ts)
+ * is refused with 413 as soon as its count passes the limit, never read whole.
  */
-
-/** Large enough for a 200,000-character plan edited by the user, or a long scripted session. */
-export const MAX_JSON_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
  * Deepest nesting of arrays and objects a body may have. Every request shape is a few levels
@@ -86,30 +84,17 @@ const LF = 0x0a;
 const CR = 0x0d;
 
 /**
- * Refuses JSON bodies over {@link MAX_JSON_BODY_BYTES} with 413 (counted while streaming when
- * there is no Content-Length).
- */
-export const jsonBodyLimit = bodyLimit({
-  maxSize: MAX_JSON_BODY_BYTES,
-  onError: (c) =>
-    sendFailure(
-      c,
-      413,
-      "payload_too_large",
-      `The body is larger than ${MAX_JSON_BODY_BYTES} bytes; send a smaller request.`,
-    ),
-});
-
-/**
- * Reads and validates a JSON body; `schema` may be chosen by looking at the parsed JSON.
+ * Reads and validates a JSON body of at most `limit.bytes` (declared or counted as it
+ * arrives); `schema` may be chosen by looking at the parsed JSON.
  *
  * @example
- * const body = await readJson(c, DecisionSchema);
+ * const body = await readJson(c, DecisionSchema, bodyLimit("decision"));
  * if (!body.ok) return sendError(c, body.error);
  */
 export async function readJson<S extends z.ZodType>(
   c: Context<AppEnv>,
   schema: S | ((json: unknown) => S),
+  limit: BodyLimit,
 ): Promise<Result<z.infer<S>, Failure>> {
   const type = mediaType(c);
   if (type !== "application/json" && !type.endsWith("+json")) {
@@ -119,7 +104,20 @@ export async function readJson<S extends z.ZodType>(
       "Send the body as JSON with the header Content-Type: application/json.",
     );
   }
-  const text = await c.req.text();
+  const tooLarge = fail(
+    413,
+    "payload_too_large",
+    `The body is larger than ${limit.bytes.toLocaleString("en-US")} bytes, the most ${limit.what} can need; send a smaller request.`,
+  );
+  // A body at most OVERSIZED_BODY_DRAIN_BYTES over the limit (the usual mistake: a little too
+  // much) is read to its end and dropped, so the client is done sending and reads the refusal;
+  // one declared larger is refused before a byte of it is read, one that streams on is cut off.
+  if (Number(c.req.header("content-length")) > limit.bytes + OVERSIZED_BODY_DRAIN_BYTES) {
+    return tooLarge;
+  }
+  const bytes = await readBodyWithin(c.req.raw.body, limit.bytes);
+  if (bytes === null) return tooLarge;
+  const text = new TextDecoder().decode(bytes);
   if (text.trim() === "")
     return fail(400, "invalid_json", "The body is empty; send a JSON object.");
   const problem = jsonShapeProblem(text, {

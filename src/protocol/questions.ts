@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_QUESTIONS } from "./limits.ts";
 
 /**
  * A clarifying question as reviewers see it — on the review page and in `planport review` —
@@ -26,6 +27,6 @@ export const QuestionInputSchema = z.object({
       }),
     )
     .min(1)
-    .max(4),
+    .max(MAX_QUESTIONS),
 });
 export type QuestionInput = z.infer<typeof QuestionInputSchema>;

@@ -1,6 +1,12 @@
 import { z } from "zod";
 import { DECISIONS, FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, TextBlockSchema } from "./events.ts";
-import { MAX_APPROVABLE_PLAN_CHARS } from "./limits.ts";
+import {
+  MAX_APPROVABLE_PLAN_CHARS,
+  MAX_COMMENT_CHARS,
+  MAX_COMMENTS,
+  MAX_COMMENTS_TOTAL_CHARS,
+  MAX_QUESTIONS,
+} from "./limits.ts";
 import {
   GROUP_PATTERN,
   MAX_APPROVERS,
@@ -106,14 +112,20 @@ export const TextMessageSchema = z.object({ text: z.string().trim().min(1).max(1
 export const AnswerMessageSchema = z.object({
   tool_use_id: z.string().min(1).max(200),
   /** Question text → answer (an option label, several joined by ", ", or free text). */
-  answers: z.record(z.string().max(2_000), z.string().max(10_000)),
+  answers: z
+    .record(z.string().max(2_000), z.string().max(10_000))
+    .refine((answers) => Object.keys(answers).length <= MAX_QUESTIONS, {
+      error: `must answer at most ${MAX_QUESTIONS} questions (a question asks no more)`,
+    })
+    // Declared for the body's size limit (src/api/body-limits.ts), which reads JSON Schema.
+    .meta({ maxProperties: MAX_QUESTIONS }),
 });
 export const MessageSchema = z.union([AnswerMessageSchema.strict(), TextMessageSchema.strict()]);
 export type Message = z.infer<typeof MessageSchema>;
 
 export const CommentSchema = z.object({
-  quote: z.string().min(1).max(10_000),
-  text: z.string().trim().min(1).max(10_000),
+  quote: z.string().min(1).max(MAX_COMMENT_CHARS),
+  text: z.string().trim().min(1).max(MAX_COMMENT_CHARS),
 });
 export type Comment = z.infer<typeof CommentSchema>;
 
@@ -125,11 +137,33 @@ export const DecisionSchema = z.object({
   decision: z.enum(DECISIONS),
   feedback: z.string().max(100_000).optional(),
   /** A user-edited plan; replaces the plan file and marks it edited. */
-  plan: z.string().max(1_000_000).optional(),
-  comments: z.array(CommentSchema).max(200).optional(),
+  plan: z
+    .string()
+    .max(
+      MAX_APPROVABLE_PLAN_CHARS,
+      `must be at most ${MAX_APPROVABLE_PLAN_CHARS} characters: no longer plan can be approved`,
+    )
+    .optional(),
+  comments: z
+    .array(CommentSchema)
+    .max(MAX_COMMENTS)
+    .refine((comments) => commentChars(comments) <= MAX_COMMENTS_TOTAL_CHARS, {
+      error: `must hold at most ${MAX_COMMENTS_TOTAL_CHARS} characters of quotes and notes together; send fewer or shorter comments`,
+    })
+    // Declared for the body's size limit (src/api/body-limits.ts): the strings inside hold at
+    // most this many characters together.
+    .meta({ maxTextChars: MAX_COMMENTS_TOTAL_CHARS })
+    .optional(),
   permission_mode: z.enum(PERMISSION_MODES).optional(),
 });
 export type Decision = z.infer<typeof DecisionSchema>;
+
+/** The characters of comments' quotes and notes together. */
+function commentChars(comments: readonly Comment[]): number {
+  let chars = 0;
+  for (const comment of comments) chars += comment.quote.length + comment.text.length;
+  return chars;
+}
 
 export const ErrorBodySchema = z.object({
   error: z.object({ code: z.string(), message: z.string() }),

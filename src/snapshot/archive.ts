@@ -3,6 +3,7 @@ import {
   SNAPSHOT_MAX_COMPRESSED_BYTES,
   SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
 } from "../protocol/index.ts";
+import { drainThenCancel, OVERSIZED_BODY_DRAIN_BYTES } from "../request-body.ts";
 import { emptyBody, IngestFailure, notGzip, notTar, payloadTooLarge, plainTar } from "./errors.ts";
 import { gunzipWithLimit } from "./gunzip.ts";
 
@@ -29,35 +30,6 @@ export async function readCompressed(body: ReadableStream<Uint8Array>): Promise<
   }
   if (total === 0) throw emptyBody();
   return chunks;
-}
-
-/**
- * How much more of an oversized body is read (and dropped, never kept) before the refusal.
- * Answering while the client is still sending can leave the connection unusable for the next
- * request in the local runtime (wrangler dev's proxy in front of workerd: the next POST gets
- * 503 "Your worker restarted mid-request", the next GET hangs; see cloudflare/workerd#1730 and
- * cloudflare/workers-sdk#15203), so a body a little over the limit — the usual mistake — is
- * read to its end; anything larger is cut off soon after the limit.
- */
-export const OVERSIZED_BODY_DRAIN_BYTES = 2 * 1024 * 1024;
-
-/** Reads and drops up to `maxBytes` more of the body, then cancels whatever is left. */
-async function drainThenCancel(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  maxBytes: number,
-): Promise<void> {
-  let drained = 0;
-  try {
-    while (drained < maxBytes) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      drained += value.byteLength;
-    }
-  } catch {
-    // The client went away mid-body: nothing left to drain, and the refusal stands anyway.
-    return;
-  }
-  await reader.cancel().catch(() => {});
 }
 
 /**

@@ -14,8 +14,8 @@ import {
   type SkippedEntry,
   type SnapshotReceipt,
 } from "../../src/protocol/index.ts";
+import { OVERSIZED_BODY_DRAIN_BYTES } from "../../src/request-body.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
-import { OVERSIZED_BODY_DRAIN_BYTES } from "../../src/snapshot/archive.ts";
 import { openSnapshot } from "../../src/snapshot/index.ts";
 import { gzip, type TarSpec, tarGz } from "../support/tarballs.ts";
 import { ownersOf } from "../support/worker/owners.ts";

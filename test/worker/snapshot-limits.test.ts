@@ -7,7 +7,7 @@ import {
   SNAPSHOT_MAX_FILES,
   SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
 } from "../../src/protocol/index.ts";
-import { OVERSIZED_BODY_DRAIN_BYTES } from "../../src/snapshot/archive.ts";
+import { OVERSIZED_BODY_DRAIN_BYTES } from "../../src/request-body.ts";
 import { IngestFailure } from "../../src/snapshot/errors.ts";
 import { gunzipWithLimit } from "../../src/snapshot/gunzip.ts";
 import { ingestSnapshot } from "../../src/snapshot/index.ts";

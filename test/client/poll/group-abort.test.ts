@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import { resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FeedPage } from "../../../src/protocol/index.ts";
+import { runNodeScript } from "../../support/node-script.ts";
 import { fakeSession } from "../fake-feed.ts";
 import { ev, FeedLog } from "../feed-events.ts";
 
@@ -122,26 +122,6 @@ function json(res: ServerResponse, status: number, body: FeedPage | object | und
   res.end(JSON.stringify(body));
 }
 
-/** Runs group-abort-child.ts; resolves with its exit code and output. */
-async function runChild(server: string) {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, server, TOKEN, A, B], {
-    cwd: resolve(import.meta.dirname, "../.."),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-  });
-  const killer = setTimeout(() => child.kill("SIGKILL"), CHILD_KILL_MS);
-  const [code] = (await once(child, "exit")) as [number | null];
-  clearTimeout(killer);
-  return { code, stdout, stderr };
-}
-
 let groupServer: GroupServer | undefined;
 afterEach(async () => {
   await groupServer?.close();
@@ -151,7 +131,11 @@ afterEach(async () => {
 describe("the group wait when a sibling's poll is stopped mid-answer", () => {
   it("settles every poll and answers the chosen plan (no exit 13) when the group aborts a sibling while its gzipped page is still inflating", async () => {
     groupServer = await startGroupServer();
-    const { code, stdout, stderr } = await runChild(groupServer.url);
+    const { code, stdout, stderr } = await runNodeScript(
+      CHILD,
+      [groupServer.url, TOKEN, A, B],
+      CHILD_KILL_MS,
+    );
     // The scenario happened as staged: A's teleport went out only after B's last chunk.
     expect(groupServer.steps).toEqual(["trap-headers", "trap-end", "teleport-sent"]);
     expect(code, `exit ${code}; stderr: ${stderr}`).toBe(0);
