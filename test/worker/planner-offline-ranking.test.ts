@@ -6,8 +6,9 @@ import {
   newFilePath,
   nextMigrationPath,
 } from "../../src/planner/models/offline/conventions.ts";
-import { clauseFor, taskClauses, taskKind } from "../../src/planner/models/offline/file-notes.ts";
+import { clauseFor, taskClauses } from "../../src/planner/models/offline/file-notes.ts";
 import { changeGraph } from "../../src/planner/models/offline/graph.ts";
+import { taskKind } from "../../src/planner/models/offline/intent.ts";
 import {
   makeTargets,
   projectFacts,

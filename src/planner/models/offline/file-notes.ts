@@ -11,38 +11,6 @@ import { splitIdentifier, stem, type Term } from "./terms.ts";
  * about gets a short line, never a made-up step.
  */
 
-export type TaskKind = "add" | "fix" | "remove" | "change";
-
-/**
- * What a task does, from its first verb: add (a feature, an option, a route), fix, remove, or
- * change (refactor, rename, speed up, use something else).
- *
- * @example
- * taskKind("Add GitHub OAuth login") // "add"
- * taskKind("Fix escaped path matcher over-matching") // "fix"
- */
-export function taskKind(task: string): TaskKind {
-  const first = task
-    .trim()
-    .replace(/^\w+(\([^)]*\))?!?:\s*/, "")
-    .toLowerCase();
-  if (
-    /^(add|adds|added|introduce|support|allow|enable|implement|create|expose|provide|accept|new\b)/.test(
-      first,
-    ) ||
-    /^(let|make)\b.{0,80}\b(accept|support|take|load|allow|read|handle|use)s?\b/.test(first)
-  )
-    return "add";
-  if (
-    /^(fix|fixes|fixed|handle|prevent|avoid|correct|resolve|ensure|preserve|detect|rescue|check|close|continue|don'?t|do not|treat|validate|omit|warn|respect|honou?r|guard|protect|stop|restore|bug)/.test(
-      first,
-    )
-  )
-    return "fix";
-  if (/^(remove|drop|delete|deprecate|disable|get rid)/.test(first)) return "remove";
-  return "change";
-}
-
 /** The role a file plays in the change. */
 export type Role = "migration" | "declaration" | "registration" | "code" | "docs";
 

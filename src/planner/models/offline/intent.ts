@@ -1,5 +1,4 @@
 import type { TaskEvidence } from "./evidence.ts";
-import { type TaskKind, taskKind } from "./file-notes.ts";
 import { STOP_WORDS, splitIdentifier } from "./terms.ts";
 
 /**
@@ -7,6 +6,38 @@ import { STOP_WORDS, splitIdentifier } from "./terms.ts";
  * names, and the names it writes as code — what the steps and the "already in the code" notes
  * are about. Pure; a phrase it cannot read leaves a field empty rather than guessing.
  */
+
+export type TaskKind = "add" | "fix" | "remove" | "change";
+
+/**
+ * What a task does, from its first verb: add (a feature, an option, a route), fix, remove, or
+ * change (refactor, rename, speed up, use something else).
+ *
+ * @example
+ * taskKind("Add GitHub OAuth login") // "add"
+ * taskKind("Fix escaped path matcher over-matching") // "fix"
+ */
+export function taskKind(task: string): TaskKind {
+  const first = task
+    .trim()
+    .replace(/^\w+(\([^)]*\))?!?:\s*/, "")
+    .toLowerCase();
+  if (
+    /^(add|adds|added|introduce|support|allow|enable|implement|create|expose|provide|accept|new\b)/.test(
+      first,
+    ) ||
+    /^(let|make)\b.{0,80}\b(accept|support|take|load|allow|read|handle|use)s?\b/.test(first)
+  )
+    return "add";
+  if (
+    /^(fix|fixes|fixed|handle|prevent|avoid|correct|resolve|ensure|preserve|detect|rescue|check|close|continue|don'?t|do not|treat|validate|omit|warn|respect|honou?r|guard|protect|stop|restore|bug)/.test(
+      first,
+    )
+  )
+    return "fix";
+  if (/^(remove|drop|delete|deprecate|disable|get rid)/.test(first)) return "remove";
+  return "change";
+}
 
 export interface TaskIntent {
   kind: TaskKind;

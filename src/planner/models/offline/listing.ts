@@ -1,5 +1,6 @@
 import { migrationFolders, newFilePath, nextMigrationPath } from "./conventions.ts";
-import { taskKind, words } from "./file-notes.ts";
+import { words } from "./file-notes.ts";
+import { taskKind } from "./intent.ts";
 import { type Knowledge, searchOf } from "./knowledge.ts";
 import { dirOf, extensionOf, pathKind } from "./paths.ts";
 import type { RankedFile } from "./ranking.ts";

@@ -1,6 +1,6 @@
 import type { Existing } from "./existing.ts";
-import { type FileNote, REUSE, symbolList, type TaskKind, words } from "./file-notes.ts";
-import type { TaskIntent } from "./intent.ts";
+import { type FileNote, REUSE, symbolList, words } from "./file-notes.ts";
+import type { TaskIntent, TaskKind } from "./intent.ts";
 import type { Knowledge } from "./knowledge.ts";
 import { enclosing, formatLines, formatSpan, symbolSpans } from "./line-refs.ts";
 import type { Listing } from "./listing.ts";
