@@ -3,7 +3,6 @@ import type { TaskEvidence } from "./evidence.ts";
 import type { PathEvidence } from "./frames.ts";
 import type { Knowledge } from "./knowledge.ts";
 import { dirOf, isModuleFile, moduleName, pathKind } from "./paths.ts";
-import type { Pointer } from "./ranking.ts";
 import { splitIdentifier, stem } from "./terms.ts";
 
 /**
@@ -14,6 +13,20 @@ import { splitIdentifier, stem } from "./terms.ts";
  * counts for little. A quoted message points at the few files that hold it; `Config.from_file`
  * points at the file that defines both the class and the method.
  */
+
+/** One thing of the task's text that points at a file. */
+export interface Pointer {
+  /** "traceback frame", "link", "named", "message", "defines `Config.from_file`". */
+  what: string;
+  /** How surely it names the file, before the kind factor (about 1–4). */
+  weight: number;
+  /** Files the same pointer could mean (a bare `conf.py` may be any of several). */
+  among: number;
+  /** The line it names, if any. */
+  line: number | null;
+  /** It says again what the file's path already says (the title names the module by its folders). */
+  restatesPath?: boolean;
+}
 
 /** How surely each way of naming a path names the file (a pointer's weight). */
 const VIA_WEIGHT: Record<PathEvidence["via"], number> = { link: 4, frame: 3, mention: 2.5 };

@@ -1,5 +1,6 @@
 import { type DefinitionKind, nameMatch } from "./definitions.ts";
 import { matchPath, type PathKind, pathKind } from "./paths.ts";
+import type { Pointer } from "./pointers.ts";
 
 /**
  * Ranks repository files by evidence that a task changes them. Pure. Evidence, strongest first:
@@ -73,20 +74,6 @@ export interface RankInput {
    * sense (`feed()` of a gzip stream is not the events feed).
    */
   neighbours?: readonly (readonly [string, string])[];
-}
-
-/** One thing of the task's text that points at a file. */
-export interface Pointer {
-  /** "traceback frame", "link", "named", "message", "defines `Config.from_file`". */
-  what: string;
-  /** How surely it names the file, before the kind factor (about 1–4). */
-  weight: number;
-  /** Files the same pointer could mean (a bare `conf.py` may be any of several). */
-  among: number;
-  /** The line it names, if any. */
-  line: number | null;
-  /** It says again what the file's path already says (the title names the module by its folders). */
-  restatesPath?: boolean;
 }
 
 export interface RankedFile {
