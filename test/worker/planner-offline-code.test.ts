@@ -4,23 +4,27 @@ import {
   definitionSearch,
   nameMatch,
   parseDefinition,
-} from "../../src/planner/models/offline/definitions.ts";
+} from "../../src/planner/models/offline/repository/definitions.ts";
 import {
   importersSearch,
   importSpecifiers,
   lineImports,
   resolveImport,
-} from "../../src/planner/models/offline/imports.ts";
-import { symbolSpans } from "../../src/planner/models/offline/line-refs.ts";
-import { matchPath, pathKind } from "../../src/planner/models/offline/paths.ts";
+} from "../../src/planner/models/offline/repository/imports.ts";
+import { symbolSpans } from "../../src/planner/models/offline/repository/line-refs.ts";
+import { matchPath, pathKind } from "../../src/planner/models/offline/repository/paths.ts";
+import {
+  testGlobs,
+  testPairing,
+  testSubject,
+} from "../../src/planner/models/offline/repository/tests.ts";
 import {
   deriveTerms,
   identifierSpellings,
   parseTask,
   searchPattern,
   splitIdentifier,
-} from "../../src/planner/models/offline/terms.ts";
-import { testGlobs, testPairing, testSubject } from "../../src/planner/models/offline/tests.ts";
+} from "../../src/planner/models/offline/task/terms.ts";
 import { compileLinePattern } from "../../src/planner/tools/line-pattern.ts";
 import { requiredLiterals } from "../../src/planner/tools/required-literals.ts";
 

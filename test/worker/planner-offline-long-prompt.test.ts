@@ -5,7 +5,7 @@ import {
   MAX_PATH_MENTIONS,
   MAX_TOKEN_CHARS,
   pathMentions,
-} from "../../src/planner/models/offline/terms.ts";
+} from "../../src/planner/models/offline/task/terms.ts";
 import type { SnapshotReceipt } from "../../src/protocol/index.ts";
 import { MAX_STORED_JSON_CHARS } from "../../src/session/schema.ts";
 import { tarGz } from "../support/tarballs.ts";

@@ -1,7 +1,7 @@
 /// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
+import { mermaid } from "../../src/planner/models/offline/draft/plan-writer.ts";
 import { offlinePlanner } from "../../src/planner/models/offline/index.ts";
-import { mermaid } from "../../src/planner/models/offline/plan-writer.ts";
 import type { Comment } from "../../src/protocol/index.ts";
 import { filesNamedByPlan } from "../bench/planner/plan-files.ts";
 import { MemoryPort } from "../support/memory-port.ts";

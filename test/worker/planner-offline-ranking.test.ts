@@ -1,33 +1,33 @@
 import { describe, expect, it } from "vitest";
+import { clauseFor, taskClauses } from "../../src/planner/models/offline/draft/file-notes.ts";
+import { changeGraph } from "../../src/planner/models/offline/draft/graph.ts";
+import {
+  type DefinitionHit,
+  type RankedFile,
+  rankFiles,
+  type TermEvidence,
+} from "../../src/planner/models/offline/rank/ranking.ts";
+import { neighbourTerms } from "../../src/planner/models/offline/rank/selection.ts";
 import {
   joinWords,
   migrationFolders,
   nameStyle,
   newFilePath,
   nextMigrationPath,
-} from "../../src/planner/models/offline/conventions.ts";
-import { clauseFor, taskClauses } from "../../src/planner/models/offline/file-notes.ts";
-import { changeGraph } from "../../src/planner/models/offline/graph.ts";
-import { taskKind } from "../../src/planner/models/offline/intent.ts";
+} from "../../src/planner/models/offline/repository/conventions.ts";
 import {
   makeTargets,
   projectFacts,
   readmeSummary,
-} from "../../src/planner/models/offline/manifests.ts";
-import {
-  type DefinitionHit,
-  type RankedFile,
-  rankFiles,
-  type TermEvidence,
-} from "../../src/planner/models/offline/ranking.ts";
-import { neighbourTerms } from "../../src/planner/models/offline/selection.ts";
+} from "../../src/planner/models/offline/repository/manifests.ts";
+import { taskKind } from "../../src/planner/models/offline/task/intent.ts";
 import {
   deriveTerms,
   pathMentions,
   splitIdentifier,
   stem,
   wordStartPattern,
-} from "../../src/planner/models/offline/terms.ts";
+} from "../../src/planner/models/offline/task/terms.ts";
 
 describe("search terms", () => {
   it("splits identifiers", () => {

@@ -1,7 +1,7 @@
 /// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
+import { draftOutline, draftSection } from "../../src/planner/models/offline/draft/seed.ts";
 import { offlinePlanner } from "../../src/planner/models/offline/index.ts";
-import { draftOutline, draftSection } from "../../src/planner/models/offline/seed.ts";
 import { filesNamedByPlan } from "../bench/planner/plan-files.ts";
 import { MemoryPort } from "../support/memory-port.ts";
 import { recording, runUntilStopped } from "./planner/helpers.ts";

@@ -1,10 +1,13 @@
 import type { ToolUseBlock } from "../../../protocol/index.ts";
 import type { ModelRequest, ModelTurn, Planner } from "../types.ts";
-import { definitionSearch } from "./definitions.ts";
-import { draft } from "./draft.ts";
-import { areaDirs, gatherKnowledge, manifestsToRead, searchOf } from "./knowledge.ts";
-import { listing } from "./listing.ts";
-import { planMarkdown } from "./plan-writer.ts";
+import { draft } from "./draft/draft.ts";
+import { listing } from "./draft/listing.ts";
+import { planMarkdown } from "./draft/plan-writer.ts";
+import { draftOutline, missingPathQuestions } from "./draft/seed.ts";
+import { steer } from "./feedback/steering.ts";
+import { areaGlob, areaQuestion, chooseFiles, rank } from "./rank/selection.ts";
+import { definitionSearch } from "./repository/definitions.ts";
+import { areaDirs, gatherKnowledge, manifestsToRead, searchOf } from "./repository/knowledge.ts";
 import {
   definitionGroups,
   evidenceCalls,
@@ -13,10 +16,7 @@ import {
   MAX_SEARCH_HITS,
   pathGlob,
 } from "./searches.ts";
-import { draftOutline, missingPathQuestions } from "./seed.ts";
-import { areaGlob, areaQuestion, chooseFiles, rank } from "./selection.ts";
-import { steer } from "./steering.ts";
-import { searchPattern, type Term } from "./terms.ts";
+import { searchPattern, type Term } from "./task/terms.ts";
 import { OFFLINE_ID_PREFIX, readTranscript, type Transcript } from "./transcript.ts";
 
 /**

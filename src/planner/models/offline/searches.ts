@@ -1,12 +1,12 @@
-import { definitionSearch } from "./definitions.ts";
-import { importersSearch } from "./imports.ts";
-import { fileCount, type Knowledge, searchOf } from "./knowledge.ts";
-import { probeNames, probePatterns } from "./probes.ts";
-import type { RankedFile } from "./ranking.ts";
-import { type Chosen, caseless, MAX_LISTED, moduleNames } from "./selection.ts";
-import type { Steering } from "./steering.ts";
-import { escapeRegExp, type Term } from "./terms.ts";
-import { testGlobs, testPairing } from "./tests.ts";
+import type { Steering } from "./feedback/steering.ts";
+import type { RankedFile } from "./rank/ranking.ts";
+import { type Chosen, caseless, MAX_LISTED, moduleNames } from "./rank/selection.ts";
+import { definitionSearch } from "./repository/definitions.ts";
+import { importersSearch } from "./repository/imports.ts";
+import { fileCount, type Knowledge, searchOf } from "./repository/knowledge.ts";
+import { testGlobs, testPairing } from "./repository/tests.ts";
+import { probeNames, probePatterns } from "./task/probes.ts";
+import { escapeRegExp, type Term } from "./task/terms.ts";
 
 /**
  * The searches and reads the offline planner asks for (index.ts decides which step is next):

@@ -1,5 +1,3 @@
-import { type Definition, parseDefinition } from "./definitions.ts";
-import { MANIFEST_NAMES, README_NAMES } from "./manifests.ts";
 import {
   type CallRecord,
   type GrepLine,
@@ -9,12 +7,14 @@ import {
   lsEntries,
   readLines,
   type Transcript,
-} from "./transcript.ts";
+} from "../transcript.ts";
+import { type Definition, parseDefinition } from "./definitions.ts";
+import { MANIFEST_NAMES, README_NAMES } from "./manifests.ts";
 
 /**
  * Everything the offline planner's own tool calls have revealed, read back from their results
  * by call kind. Pure: a transcript in, facts out. What the user's inputs mean for the search
- * is steering.ts.
+ * is feedback/steering.ts.
  */
 
 export interface SearchResult {
@@ -44,7 +44,7 @@ export interface Knowledge {
   hinted: string[] | null;
   /**
    * The lines a probe for the task's names found (every name at once), and whether its output
-   * was cut; null before the probe ran (evidence.ts `probeNames`).
+   * was cut; null before the probe ran (task/probes.ts `probeNames`).
    */
   probe: { rows: GrepLine[]; cut: boolean } | null;
   /** Paths the Glob for the file names the task mentions found; null before it ran. */

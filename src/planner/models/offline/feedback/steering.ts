@@ -1,9 +1,7 @@
-import { readTask, type TaskEvidence } from "./evidence.ts";
-import { NEGATION, readInstructions } from "./feedback.ts";
-import type { Knowledge } from "./knowledge.ts";
-import { areaOf, namedPaths, passageFiles, resolveMention } from "./mentions.ts";
-import { nameCensus, probeNames } from "./probes.ts";
-import { type TermSource, taskTerms } from "./task-terms.ts";
+import type { Knowledge } from "../repository/knowledge.ts";
+import { readTask, type TaskEvidence } from "../task/evidence.ts";
+import { nameCensus, probeNames } from "../task/probes.ts";
+import { type TermSource, taskTerms } from "../task/task-terms.ts";
 import {
   deriveTerms,
   MAX_ANALYSED_CHARS,
@@ -12,8 +10,10 @@ import {
   splitIdentifier,
   stem,
   type Term,
-} from "./terms.ts";
-import type { Transcript } from "./transcript.ts";
+} from "../task/terms.ts";
+import type { Transcript } from "../transcript.ts";
+import { NEGATION, readInstructions } from "./feedback.ts";
+import { areaOf, namedPaths, passageFiles, resolveMention } from "./mentions.ts";
 
 /**
  * What the task and the user's later inputs mean for the search. Pure. Feedback is evidence
@@ -33,7 +33,7 @@ export interface Steering {
   oneLine: boolean;
   /** The `area:` hint of the task, if any. */
   area: string | null;
-  /** What the task's text points at: paths, frames, names, messages (evidence.ts). */
+  /** What the task's text points at: paths, frames, names, messages (task/evidence.ts). */
   evidence: TaskEvidence;
   terms: Term[];
   /** How each of the task's terms was chosen (a name in a code span, a title word, …). */
@@ -42,7 +42,7 @@ export interface Steering {
   feedbackTerms: Set<string>;
   /** Known paths the user named (to include), and named paths not known yet (to try reading). */
   include: Set<string>;
-  /** The known paths of `include` that a seeded session's draft named (seed.ts). */
+  /** The known paths of `include` that a seeded session's draft named (draft/seed.ts). */
   drafted: Set<string>;
   unknownNamed: string[];
   exclude: Set<string>;
@@ -78,7 +78,7 @@ const MAX_STEERING_TERMS = 16;
 
 /**
  * Turns the task and every later input into search steering. `draft` is what the search reads
- * of a seeded session's draft (seed.ts): a few of its words after the task's, and the
+ * of a seeded session's draft (draft/seed.ts): a few of its words after the task's, and the
  * repository files it names.
  *
  * @example
@@ -99,7 +99,7 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
       }
     }
   };
-  // The task's terms are chosen by what kind of evidence each word is (evidence.ts); its path
+  // The task's terms are chosen by what kind of evidence each word is (task/evidence.ts); its path
   // mentions are evidence too, weighed by how surely they name a file — never "named" files.
   // A one-line task (a commit subject, a request typed at the terminal) keeps every word in
   // its own order, as before.
@@ -243,7 +243,7 @@ const DRAFT_TERM_WEIGHT = 0.8;
  * A draft written elsewhere steers like the task, only less: a few of its words become terms
  * after the task's, and the repository files it names are pulled in (returned, so their
  * evidence says "named in your draft"). Paths it names that the repository lacks are not
- * searched for: the plan asks about them (seed.ts).
+ * searched for: the plan asks about them (draft/seed.ts).
  */
 function steerByDraft(
   draft: string,
@@ -361,7 +361,7 @@ function isOneLine(task: string): boolean {
   return trimmed.length <= ONE_LINE_CHARS && !trimmed.includes("\n");
 }
 
-/** The part of an input the planner reads (terms.ts {@link MAX_ANALYSED_CHARS}). */
+/** The part of an input the planner reads (task/terms.ts {@link MAX_ANALYSED_CHARS}). */
 function analysed(text: string): string {
   return text.slice(0, MAX_ANALYSED_CHARS);
 }

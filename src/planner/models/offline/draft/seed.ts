@@ -1,5 +1,5 @@
-import { resolveMention } from "./mentions.ts";
-import { pathMentions } from "./terms.ts";
+import { resolveMention } from "../feedback/mentions.ts";
+import { pathMentions } from "../task/terms.ts";
 
 /**
  * The draft a seeded session started from (`seed_plan`, the plan file's revision 1), as the

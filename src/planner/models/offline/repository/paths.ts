@@ -1,4 +1,4 @@
-import { splitIdentifier, stem } from "./terms.ts";
+import { splitIdentifier, stem } from "../task/terms.ts";
 
 /**
  * What a repository path is, read from the path alone: its kind (source, test, docs, …), its
@@ -224,7 +224,7 @@ function wordsOf(segment: string): PathWord[] {
 }
 
 /**
- * How strongly `term` (a lower-case stem, see terms.ts) names the path's file or one of its
+ * How strongly `term` (a lower-case stem, see task/terms.ts) names the path's file or one of its
  * folders: a whole word (`wsgi` → `_transports/wsgi.py`, `warn` → `lib/warnings.js`,
  * `urlformat` → `middleware/url_format.go`) is 1; the start of a longer word
  * (`journald` → `journaldencoder.go`) is 0.5; anything else is null. The file's own name wins

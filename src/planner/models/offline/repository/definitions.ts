@@ -1,5 +1,5 @@
+import { caseVariants, escapeRegExp, splitIdentifier, stem } from "../task/terms.ts";
 import { type Language, languageOf } from "./paths.ts";
-import { caseVariants, escapeRegExp, splitIdentifier, stem } from "./terms.ts";
 
 /**
  * The definitions index: which file defines which names — functions, classes, methods,

@@ -1,12 +1,12 @@
-import type { Existing } from "./existing.ts";
+import type { Steering } from "../feedback/steering.ts";
+import { resolvePath } from "../rank/pointers.ts";
+import type { RankedFile } from "../rank/ranking.ts";
+import type { Chosen } from "../rank/selection.ts";
+import type { Existing } from "../repository/existing.ts";
+import type { Knowledge } from "../repository/knowledge.ts";
+import { testPairing } from "../repository/tests.ts";
+import type { TaskIntent } from "../task/intent.ts";
 import { words } from "./file-notes.ts";
-import type { TaskIntent } from "./intent.ts";
-import type { Knowledge } from "./knowledge.ts";
-import { resolvePath } from "./pointers.ts";
-import type { RankedFile } from "./ranking.ts";
-import type { Chosen } from "./selection.ts";
-import type { Steering } from "./steering.ts";
-import { testPairing } from "./tests.ts";
 
 /**
  * The plan's open questions, each raised by this task's evidence: a name nothing in the

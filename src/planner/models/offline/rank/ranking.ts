@@ -1,5 +1,5 @@
-import { type DefinitionKind, nameMatch } from "./definitions.ts";
-import { matchPath, type PathKind, pathKind } from "./paths.ts";
+import { type DefinitionKind, nameMatch } from "../repository/definitions.ts";
+import { matchPath, type PathKind, pathKind } from "../repository/paths.ts";
 import type { Pointer } from "./pointers.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { escapeRegExp } from "./terms.ts";
+import { escapeRegExp } from "../task/terms.ts";
 
 /**
  * Which files import which: the offline planner ranks a file higher when it is wired to other

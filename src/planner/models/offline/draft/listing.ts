@@ -1,12 +1,12 @@
-import { migrationFolders, newFilePath, nextMigrationPath } from "./conventions.ts";
+import type { Steering } from "../feedback/steering.ts";
+import type { RankedFile } from "../rank/ranking.ts";
+import { type Chosen, importGraph, MAX_LISTED } from "../rank/selection.ts";
+import { migrationFolders, newFilePath, nextMigrationPath } from "../repository/conventions.ts";
+import { type Knowledge, searchOf } from "../repository/knowledge.ts";
+import { dirOf, extensionOf, pathKind } from "../repository/paths.ts";
+import { taskKind } from "../task/intent.ts";
+import type { Term } from "../task/terms.ts";
 import { words } from "./file-notes.ts";
-import { taskKind } from "./intent.ts";
-import { type Knowledge, searchOf } from "./knowledge.ts";
-import { dirOf, extensionOf, pathKind } from "./paths.ts";
-import type { RankedFile } from "./ranking.ts";
-import { type Chosen, importGraph, MAX_LISTED } from "./selection.ts";
-import type { Steering } from "./steering.ts";
-import type { Term } from "./terms.ts";
 
 /**
  * The files a plan lists and the new files it proposes (draft.ts writes the plan around them),

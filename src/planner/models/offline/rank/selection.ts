@@ -1,15 +1,15 @@
-import { nameMatch } from "./definitions.ts";
-import { importSpecifiers, lineImports, resolveImport } from "./imports.ts";
-import { taskIntent } from "./intent.ts";
-import { fileCount, type Knowledge, searchOf } from "./knowledge.ts";
-import { dirOf, fileStem, matchPath, namesModule, pathKind } from "./paths.ts";
+import type { Steering } from "../feedback/steering.ts";
+import { nameMatch } from "../repository/definitions.ts";
+import { importSpecifiers, lineImports, resolveImport } from "../repository/imports.ts";
+import { fileCount, type Knowledge, searchOf } from "../repository/knowledge.ts";
+import { dirOf, fileStem, matchPath, namesModule, pathKind } from "../repository/paths.ts";
+import { isTestSupport, testPairing } from "../repository/tests.ts";
+import { taskIntent } from "../task/intent.ts";
+import { splitIdentifier, stem } from "../task/terms.ts";
+import type { Transcript } from "../transcript.ts";
 import { pointedFiles } from "./pointers.ts";
 import type { DefinitionHit } from "./ranking.ts";
 import { entryPoints, type RankedFile, rankFiles, type TermEvidence } from "./ranking.ts";
-import type { Steering } from "./steering.ts";
-import { splitIdentifier, stem } from "./terms.ts";
-import { isTestSupport, testPairing } from "./tests.ts";
-import type { Transcript } from "./transcript.ts";
 
 /**
  * From evidence to a choice of files: ranking what the searches and reads found, picking the

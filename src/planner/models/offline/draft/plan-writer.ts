@@ -1,4 +1,4 @@
-import type { Variant } from "../../../protocol/session.ts";
+import type { Variant } from "../../../../protocol/session.ts";
 import type { ListedFile, PlanDraft } from "./draft.ts";
 import type { ChangeGraph } from "./graph.ts";
 import { type DraftOutline, draftSection } from "./seed.ts";

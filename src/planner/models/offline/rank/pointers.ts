@@ -1,9 +1,9 @@
-import { nameMatch } from "./definitions.ts";
-import type { TaskEvidence } from "./evidence.ts";
-import type { PathEvidence } from "./frames.ts";
-import type { Knowledge } from "./knowledge.ts";
-import { dirOf, isModuleFile, moduleName, pathKind } from "./paths.ts";
-import { splitIdentifier, stem } from "./terms.ts";
+import { nameMatch } from "../repository/definitions.ts";
+import type { Knowledge } from "../repository/knowledge.ts";
+import { dirOf, isModuleFile, moduleName, pathKind } from "../repository/paths.ts";
+import type { TaskEvidence } from "../task/evidence.ts";
+import type { PathEvidence } from "../task/frames.ts";
+import { splitIdentifier, stem } from "../task/terms.ts";
 
 /**
  * Which repository files the task's text points at, resolved against the paths the searches

@@ -1,7 +1,7 @@
+import { splitIdentifier } from "../task/terms.ts";
 import { parseDefinition } from "./definitions.ts";
 import { enclosing, type Span, symbolSpans } from "./line-refs.ts";
 import { languageOf, moduleName } from "./paths.ts";
-import { splitIdentifier } from "./terms.ts";
 
 /**
  * The places in a file a step names, read from its lines: its options type and the options

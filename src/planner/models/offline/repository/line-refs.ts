@@ -1,5 +1,5 @@
+import { searchPattern, type Term } from "../task/terms.ts";
 import { type DefinitionKind, parseDefinition } from "./definitions.ts";
-import { searchPattern, type Term } from "./terms.ts";
 
 /**
  * Where in a file the task's terms show up, named by the enclosing definition, so the plan can

@@ -1,6 +1,6 @@
+import type { GrepLine } from "../transcript.ts";
 import { PLACE_RANK, type TaskEvidence } from "./evidence.ts";
 import { escapeRegExp, STOP_WORDS } from "./terms.ts";
-import type { GrepLine } from "./transcript.ts";
 
 /**
  * Asking the repository about the task's names before choosing the terms: which names to probe,

@@ -1,9 +1,9 @@
+import type { TaskIntent } from "../task/intent.ts";
+import { splitIdentifier } from "../task/terms.ts";
 import { nameMatch } from "./definitions.ts";
-import type { TaskIntent } from "./intent.ts";
 import type { Knowledge } from "./knowledge.ts";
 import { pathKind } from "./paths.ts";
 import { type Declaration, declarationsOf } from "./places.ts";
-import { splitIdentifier } from "./terms.ts";
 
 /**
  * What the task names that the code already has: the option it asks to add may be there

@@ -1,5 +1,14 @@
-import { migrationFolders } from "./conventions.ts";
-import { type Existing, existingNames } from "./existing.ts";
+import type { Steering } from "../feedback/steering.ts";
+import type { RankedFile } from "../rank/ranking.ts";
+import type { Chosen } from "../rank/selection.ts";
+import { migrationFolders } from "../repository/conventions.ts";
+import { type Existing, existingNames } from "../repository/existing.ts";
+import { fileCount, type Knowledge, searchOf } from "../repository/knowledge.ts";
+import { formatLines } from "../repository/line-refs.ts";
+import { projectFacts, README_NAMES, readmeSummary } from "../repository/manifests.ts";
+import { testPairing } from "../repository/tests.ts";
+import { taskIntent } from "../task/intent.ts";
+import type { Transcript } from "../transcript.ts";
 import {
   clauseFor,
   evidenceLine,
@@ -9,18 +18,9 @@ import {
   taskClauses,
 } from "./file-notes.ts";
 import { type ChangeGraph, changeGraph } from "./graph.ts";
-import { taskIntent } from "./intent.ts";
-import { fileCount, type Knowledge, searchOf } from "./knowledge.ts";
-import { formatLines } from "./line-refs.ts";
 import { type Listing, listing, ungrounded } from "./listing.ts";
-import { projectFacts, README_NAMES, readmeSummary } from "./manifests.ts";
 import { openQuestions } from "./questions.ts";
-import type { RankedFile } from "./ranking.ts";
-import type { Chosen } from "./selection.ts";
-import type { Steering } from "./steering.ts";
 import { fileAction, type PlanFacts, planSteps } from "./steps.ts";
-import { testPairing } from "./tests.ts";
-import type { Transcript } from "./transcript.ts";
 
 /**
  * From chosen files to a plan draft: per file the symbols and lines concerned and what

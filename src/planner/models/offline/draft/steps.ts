@@ -1,10 +1,8 @@
-import type { Existing } from "./existing.ts";
-import { type FileNote, REUSE, symbolList, words } from "./file-notes.ts";
-import type { TaskIntent, TaskKind } from "./intent.ts";
-import type { Knowledge } from "./knowledge.ts";
-import { enclosing, formatLines, formatSpan, symbolSpans } from "./line-refs.ts";
-import type { Listing } from "./listing.ts";
-import { dirOf, extensionOf, fileStem, pathKind } from "./paths.ts";
+import type { RankedFile } from "../rank/ranking.ts";
+import type { Existing } from "../repository/existing.ts";
+import type { Knowledge } from "../repository/knowledge.ts";
+import { enclosing, formatLines, formatSpan, symbolSpans } from "../repository/line-refs.ts";
+import { dirOf, extensionOf, fileStem, pathKind } from "../repository/paths.ts";
 import {
   closestCase,
   declarationsOf,
@@ -12,9 +10,11 @@ import {
   optionsTypes,
   type TestCase,
   testCases,
-} from "./places.ts";
-import type { RankedFile } from "./ranking.ts";
-import { testPairing } from "./tests.ts";
+} from "../repository/places.ts";
+import { testPairing } from "../repository/tests.ts";
+import type { TaskIntent, TaskKind } from "../task/intent.ts";
+import { type FileNote, REUSE, symbolList, words } from "./file-notes.ts";
+import type { Listing } from "./listing.ts";
 
 /**
  * What the plan tells the reader to do, file by file and step by step, from the places the

@@ -1,5 +1,5 @@
-import { dirOf, isGeneratedPath, namesModule, pathKind } from "./paths.ts";
-import { MAX_ANALYSED_CHARS, pathMentions, STOP_WORDS } from "./terms.ts";
+import { dirOf, isGeneratedPath, namesModule, pathKind } from "../repository/paths.ts";
+import { MAX_ANALYSED_CHARS, pathMentions, STOP_WORDS } from "../task/terms.ts";
 
 /**
  * Feedback as instructions. Pure. A reviewer who writes "drop the cache and language files;

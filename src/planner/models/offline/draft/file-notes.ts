@@ -1,8 +1,8 @@
-import { nameMatch } from "./definitions.ts";
-import { type LineRef, lineRefs, type Span, symbolSpans } from "./line-refs.ts";
-import { fileStem, matchPath } from "./paths.ts";
-import type { RankedFile } from "./ranking.ts";
-import { splitIdentifier, stem, type Term } from "./terms.ts";
+import type { RankedFile } from "../rank/ranking.ts";
+import { nameMatch } from "../repository/definitions.ts";
+import { type LineRef, lineRefs, type Span, symbolSpans } from "../repository/line-refs.ts";
+import { fileStem, matchPath } from "../repository/paths.ts";
+import { splitIdentifier, stem, type Term } from "../task/terms.ts";
 
 /**
  * What the plan says about one file: the symbols and lines the task concerns there, what the

@@ -1,7 +1,7 @@
+import type { Knowledge } from "../repository/knowledge.ts";
+import { pathMentions } from "../task/terms.ts";
+import type { Transcript } from "../transcript.ts";
 import { NEGATION, resolveNamed } from "./feedback.ts";
-import type { Knowledge } from "./knowledge.ts";
-import { pathMentions } from "./terms.ts";
-import type { Transcript } from "./transcript.ts";
 
 /**
  * What the task and the feedback point at by name: the repository paths a text names, the

@@ -1,4 +1,4 @@
-import type { RankedFile } from "./ranking.ts";
+import type { RankedFile } from "../rank/ranking.ts";
 
 /**
  * The import graph among the files a plan changes, as data: what a diagram of the change
