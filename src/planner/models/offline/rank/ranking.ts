@@ -1,6 +1,27 @@
 import { type DefinitionKind, nameMatch } from "../repository/definitions.ts";
 import { matchPath, type PathKind, pathKind } from "../repository/paths.ts";
 import type { Pointer } from "./pointers.ts";
+import {
+  AREA_FACTOR,
+  COMMON_DAMPING,
+  COMMON_SHARE,
+  COVERAGE_BONUS,
+  DEFINED_ALONE_FACTOR,
+  DEFINITION_SCORE,
+  DEFINITION_WEIGHT,
+  FEW_TERMS,
+  FOCUS_FACTOR,
+  FOCUS_FOLDER_FACTOR,
+  IMPORT_FANOUT,
+  IMPORT_SHARE,
+  KIND_FACTOR,
+  MENTION_COVERAGE,
+  PATH_FILE_SCORE,
+  PATH_FOLDER_SCORE,
+  POINTER_SCORE,
+  RELATIVE_FLOOR,
+  TELLING_SHARE,
+} from "./weights.ts";
 
 /**
  * Ranks repository files by evidence that a task changes them. Pure. Evidence, strongest first:
@@ -21,7 +42,8 @@ import type { Pointer } from "./pointers.ts";
  * everything does not rise with everything. Tests are ranked but flagged (they are listed as
  * tests); docs, changelogs, examples and benchmarks count for little unless the task is about
  * them; generated and vendored files never count. Files the user named come first, files
- * they ruled out are dropped, files a comment was about (and their folder) are lifted.
+ * they ruled out are dropped, files a comment was about (and their folder) are lifted. What
+ * each piece of evidence is worth is in weights.ts.
  */
 
 export interface DefinitionHit {
@@ -100,62 +122,6 @@ export interface RankedFile {
   /** What of the task's text points at it (frames, links, named paths, messages, members). */
   pointers: readonly Pointer[];
 }
-
-const DEFINITION_SCORE = 3;
-/** A pointer of weight 1 to one file is worth this many units at full rarity. */
-const POINTER_SCORE = 4;
-const PATH_FILE_SCORE = 3;
-const PATH_FOLDER_SCORE = 1.2;
-const COVERAGE_BONUS = 0.35;
-/** A term a file only mentions counts this much towards its coverage. */
-const MENTION_COVERAGE = 0.5;
-/**
- * With more terms than {@link FEW_TERMS} (an issue's), only a term in at most this share of the
- * files is telling enough to count towards coverage; a subject's few terms all count.
- */
-const TELLING_SHARE = 0.15;
-const FEW_TERMS = 8;
-const AREA_FACTOR = 2.5;
-const FOCUS_FACTOR = 1.6;
-const FOCUS_FOLDER_FACTOR = 1.25;
-const IMPORT_SHARE = 0.35;
-/** A file wired to more than this many candidates gets a smaller share from each. */
-const IMPORT_FANOUT = 4;
-/** A term found in more than this share of files is damped like a cut-short search. */
-const COMMON_SHARE = 0.4;
-const COMMON_DAMPING = 0.25;
-/** Candidates below this share of the best score are dropped. */
-const RELATIVE_FLOOR = 0.08;
-
-/** How much each kind of file counts as a file to change. */
-const KIND_FACTOR: Record<PathKind, number> = {
-  source: 1,
-  test: 1,
-  config: 0.45,
-  docs: 0.12,
-  changelog: 0.05,
-  example: 0.15,
-  bench: 0.15,
-  other: 0.3,
-  project: 0,
-  generated: 0,
-};
-
-/** How much a definition of each kind says about where a change goes. */
-const DEFINITION_WEIGHT: Record<DefinitionKind, number> = {
-  function: 1,
-  method: 1,
-  class: 1.1,
-  type: 1,
-  module: 0.8,
-  constant: 0.7,
-  route: 1,
-  field: 0.5,
-  key: 0.6,
-};
-
-/** What a definition is worth in a file that holds nothing of the word written beside it. */
-const DEFINED_ALONE_FACTOR = 0.4;
 
 const idf = (total: number, df: number) => Math.log(1 + total / (1 + df));
 
