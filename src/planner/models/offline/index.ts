@@ -46,6 +46,12 @@ export const OFFLINE_MODEL = "planport-offline";
  * a revised plan follows that says what changed. It cannot execute plans
  * (`canExecuteRemotely: false`).
  *
+ * Each reply reads the conversation back (transcript.ts: the planner keeps no other state) and
+ * goes through the stages, a folder each, every one importing only those before it: task/
+ * (the task's words) → repository/ (what the calls found) → feedback/ (what the reviewer's
+ * inputs mean) → rank/ (the files, best first) → draft/ (the plan). searches.ts turns what is
+ * still missing into the next tool calls.
+ *
  * Scans of the whole snapshot are what costs at scale (~0.3 s each at 20,000 files), so there
  * is one per term, one per five terms for definitions and one for importers; everything else
  * reads single files or path lists.

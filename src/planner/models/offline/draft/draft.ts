@@ -23,6 +23,11 @@ import { openQuestions } from "./questions.ts";
 import { fileAction, type PlanFacts, planSteps } from "./steps.ts";
 
 /**
+ * The last stage, the plan (draft/): this module drafts it from the chosen files, listing.ts
+ * says which files it lists, file-notes.ts and steps.ts what it says of each and what to do,
+ * questions.ts its open questions, graph.ts the change's import graph, seed.ts how a seeded
+ * session's own draft is kept, and plan-writer.ts turns the draft into markdown.
+ *
  * From chosen files to a plan draft: per file the symbols and lines concerned and what
  * happens to them, the new files the task needs (the next numbered migration, a file beside
  * similar ones and the place that registers it), tests, ordered steps, verification commands

@@ -16,6 +16,11 @@ import { NEGATION, readInstructions } from "./feedback.ts";
 import { areaOf, namedPaths, passageFiles, resolveMention } from "./mentions.ts";
 
 /**
+ * The third stage, the reviewer's inputs (feedback/): feedback.ts reads a rejection's
+ * feedback as instructions, mentions.ts the paths and passages a text names, and this module
+ * joins them with the task's terms into the steering that the searches, the ranking (rank/)
+ * and the plan (draft/) follow.
+ *
  * What the task and the user's later inputs mean for the search. Pure. Feedback is evidence
  * like the task: its words become search terms (worth more than the task's), the files it
  * names are pulled in or — after "don't", "leave", "not" — ruled out, a comment on a passage

@@ -12,6 +12,10 @@ import type { DefinitionHit } from "./ranking.ts";
 import { entryPoints, type RankedFile, rankFiles, type TermEvidence } from "./ranking.ts";
 
 /**
+ * The fourth stage, ranking (rank/): pointers.ts resolves what the task's text points at,
+ * ranking.ts scores every file with evidence (what each piece is worth: weights.ts), and this
+ * module ranks what was found and chooses the files a plan lists.
+ *
  * From evidence to a choice of files: ranking what the searches and reads found, picking the
  * files a plan lists, and — when nothing matched — the one clarifying question about where to
  * look. Pure.

@@ -12,6 +12,12 @@ import { type Definition, parseDefinition } from "./definitions.ts";
 import { MANIFEST_NAMES, README_NAMES } from "./manifests.ts";
 
 /**
+ * The second stage, the repository (repository/): what it is and what the planner's calls
+ * found in it. This module gathers what they revealed; paths.ts, tests.ts and conventions.ts
+ * read a path alone, manifests.ts the project's manifests, definitions.ts, imports.ts,
+ * line-refs.ts and places.ts a file's code, and existing.ts finds what the task names that the
+ * code already has. Of the other stages it imports only task/.
+ *
  * Everything the offline planner's own tool calls have revealed, read back from their results
  * by call kind. Pure: a transcript in, facts out. What the user's inputs mean for the search
  * is feedback/steering.ts.

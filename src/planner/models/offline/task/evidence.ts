@@ -9,6 +9,12 @@ import {
 import { MAX_ANALYSED_CHARS, MAX_TOKEN_CHARS, pathMentions, STOP_WORDS } from "./terms.ts";
 
 /**
+ * The first stage, reading the task (task/): what its words say before any file is read. This
+ * module reads the evidence, frames.ts the tracebacks and messages, terms.ts and task-terms.ts
+ * turn words into search terms, intent.ts reads what the first line asks for, and probes.ts
+ * asks the repository which of the task's names it holds: the one answer of the repository's
+ * that task/ reads. It reads no file of the repository and none of the reviewer's inputs.
+ *
  * What a task's text points at, read the way an engineer skims an issue. Pure.
  *
  * An issue is not a commit subject: it has a title, prose, code spans, pasted code, logs and
