@@ -154,7 +154,7 @@ describe("the offline planner on the words users write (hono-like)", () => {
       expect(second).not.toContain(`src/middleware/${widened}/`);
     expect(second).not.toMatch(/your feedback's words lead to it/);
     expect(section(second, "Revision notes")).toMatch(
-      /Dropped `src\/middleware\/trailing-slash\/index\.ts`: you asked to leave it alone\./,
+      /Dropped `src\/middleware\/trailing-slash\/index\.ts`: you asked to drop it\./,
     );
   });
 

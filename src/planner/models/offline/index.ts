@@ -209,7 +209,7 @@ function nextTurn(request: ModelRequest): ModelTurn {
   );
 }
 
-/** The previous plan's file lists, recomputed from the conversation as it was then. */
+/** The previous plan's file lists and steering, recomputed from the conversation as it was then. */
 function previousListing(t: Transcript, lastInput: number, seed: string | null) {
   const writes = t.calls.filter((c) => c.kind === "write" && c.message < lastInput);
   if (writes.length === 0) return null;
@@ -222,7 +222,7 @@ function previousListing(t: Transcript, lastInput: number, seed: string | null) 
   const k = gatherKnowledge(before);
   const s = steer(before, k, seed);
   const ranking = rank(k, s);
-  return listing(k, s, ranking, chooseFiles(ranking, k, s));
+  return { listing: listing(k, s, ranking, chooseFiles(ranking, k, s)), steering: s };
 }
 
 function use(id: string, name: string, input: Record<string, unknown>): ToolUseBlock {

@@ -18,8 +18,9 @@ import {
   taskClauses,
 } from "./file-notes.ts";
 import { type ChangeGraph, changeGraph } from "./graph.ts";
-import { type Listing, listing, ungrounded } from "./listing.ts";
+import { listing, ungrounded } from "./listing.ts";
 import { openQuestions } from "./questions.ts";
+import { type Before, revisionNotes } from "./revision.ts";
 import { fileAction, type PlanFacts, planSteps } from "./steps.ts";
 
 /**
@@ -77,7 +78,7 @@ export function draft(
   s: Steering,
   ranking: readonly RankedFile[],
   chosen: Chosen,
-  previous: Listing | null,
+  previous: Before | null,
 ): PlanDraft {
   const manifestTexts: Record<string, string> = {};
   for (const [path, lines] of k.texts)
@@ -111,7 +112,7 @@ export function draft(
     note,
     clauseOf,
     registers,
-    tests: chosen.tests,
+    tests: list.tests,
     existing,
     hasCommands: false,
   };
@@ -119,11 +120,11 @@ export function draft(
   const describe = (path: string, check: boolean): ListedFile => {
     const f = byPath.get(path);
     const what = fileAction(facts, path, check);
-    const why = f
-      ? evidenceLine(f, listed, s.area, s.drafted)
-      : chosen.note
-        ? "an entry point of the area"
-        : "";
+    const added = list.added.get(path);
+    const why =
+      f !== undefined && added === undefined
+        ? evidenceLine(f, listed, s.area, s.drafted)
+        : (added ?? (chosen.note ? "an entry point of the area" : ""));
     return { path, text: `${what}${why ? `. Evidence: ${why}` : ""}` };
   };
   const changes = list.changes.map((p) => describe(p, false));
@@ -132,7 +133,7 @@ export function draft(
     path: n.path,
     text: `new file: ${n.why}${list.registrar.has(n.path) ? `; registered in \`${list.registrar.get(n.path)}\`` : ""}`,
   }));
-  const tests = chosen.tests.map((path) => {
+  const tests = list.tests.map((path) => {
     const f = byPath.get(path);
     const subject = [...listed].find((p) => testPairing(path, p) >= 2);
     const n = note(path);
@@ -152,7 +153,7 @@ export function draft(
     ranking,
     chosen,
     changes: list.changes,
-    tests: chosen.tests,
+    tests: list.tests,
     existing,
     missing,
   });
@@ -183,7 +184,7 @@ export function draft(
     newFiles,
     tests,
     selectionNote: chosen.note,
-    revisionNotes: [...revisionChanges(previous, list, s), ...s.notes],
+    revisionNotes: [...revisionNotes(previous, list, s), ...s.notes],
     steps: planSteps({ ...facts, hasCommands: project.commands.length > 0 }),
     existing,
     pointed: pointedSummary(s, ranking),
@@ -191,48 +192,6 @@ export function draft(
     commands: project.commands,
     graph,
   };
-}
-
-/** What this revision changed in the file lists, and why, against the previous plan. */
-function revisionChanges(previous: Listing | null, now: Listing, s: Steering): string[] {
-  if (previous === null) return [];
-  const before = new Set([
-    ...previous.changes,
-    ...previous.checks,
-    ...previous.newFiles.map((n) => n.path),
-  ]);
-  const after = new Set([...now.changes, ...now.checks, ...now.newFiles.map((n) => n.path)]);
-  const out: string[] = [];
-  for (const n of now.newFiles) {
-    if (before.has(n.path)) continue;
-    const why =
-      /\bmigration\b/.test(n.why) && s.migrationFromFeedback
-        ? "your feedback asks for a schema change; this repository numbers its migrations"
-        : n.why;
-    out.push(`Added \`${n.path}\`: ${why}.`);
-  }
-  for (const p of [...now.changes, ...now.checks]) {
-    if (before.has(p)) continue;
-    const why =
-      s.include.has(p) || s.only?.includes(p)
-        ? "you named it"
-        : s.focus.has(p)
-          ? "your comment was about it"
-          : "the names your feedback writes as code lead to it";
-    out.push(`Added \`${p}\`: ${why}.`);
-  }
-  const onlyNamed = s.only?.map((p) => `\`${p}\``).join(", ") ?? "";
-  for (const p of before) {
-    if (after.has(p)) continue;
-    const why = s.exclude.has(p)
-      ? "you asked to leave it alone"
-      : s.only !== null
-        ? `you said the change is only in ${onlyNamed || "the files you named"}`
-        : "it ranks lower now that your feedback is part of the search";
-    out.push(`Dropped \`${p}\`: ${why}.`);
-  }
-  if (out.length === 0) out.push("The file lists are the same as in the previous revision.");
-  return out;
 }
 
 /** One line per file the task's text points at, for the plan's context (strongest first). */

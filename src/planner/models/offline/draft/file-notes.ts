@@ -1,7 +1,7 @@
 import type { RankedFile } from "../rank/ranking.ts";
 import { nameMatch } from "../repository/definitions.ts";
 import { type LineRef, lineRefs, type Span, symbolSpans } from "../repository/line-refs.ts";
-import { fileStem, matchPath } from "../repository/paths.ts";
+import { fileStem, matchPath, pathKind } from "../repository/paths.ts";
 import { splitIdentifier, stem, type Term } from "../task/terms.ts";
 
 /**
@@ -49,7 +49,7 @@ export function noteFor(
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
   const role: Role = migrationDirs.has(dir)
     ? "migration"
-    : f?.kind === "docs" || f?.kind === "changelog"
+    : (f?.kind ?? pathKind(path)) === "docs" || (f?.kind ?? pathKind(path)) === "changelog"
       ? "docs"
       : /\.d\.[cm]?ts$|(^|\/)(types|typings|interfaces)(\/|\.)/.test(path)
         ? "declaration"

@@ -1,4 +1,5 @@
 import type { Steering } from "../feedback/steering.ts";
+import type { FileKind } from "../feedback/targets.ts";
 import type { RankedFile } from "../rank/ranking.ts";
 import { type Chosen, importGraph, MAX_LISTED } from "../rank/selection.ts";
 import { migrationFolders, newFilePath, nextMigrationPath } from "../repository/conventions.ts";
@@ -7,6 +8,7 @@ import { dirOf, extensionOf, pathKind } from "../repository/paths.ts";
 import { taskKind } from "../task/intent.ts";
 import type { Term } from "../task/terms.ts";
 import { words } from "./file-notes.ts";
+import { applyKinds } from "./kinds.ts";
 
 /**
  * The files a plan lists and the new files it proposes (draft.ts writes the plan around them),
@@ -18,9 +20,16 @@ import { words } from "./file-notes.ts";
 export interface Listing {
   changes: string[];
   checks: string[];
+  tests: string[];
   newFiles: { path: string; why: string }[];
   /** A new file → the listed file that registers it. */
   registrar: Map<string, string>;
+  /** Why each file a kind of file the reviewer asked for brought in is listed. */
+  added: Map<string, string>;
+  /** Kinds the reviewer asked for that the repository has no file for, and why. */
+  missing: { kind: FileKind; why: string }[];
+  /** Kinds the reviewer asked to leave out. */
+  dropped: ReadonlySet<FileKind>;
 }
 
 /** Folder names that hold a family of similar files (a new one goes beside them). */
@@ -39,8 +48,9 @@ export function listing(
 ): Listing {
   const migrations = migrationFolders(k.known);
   const migrationDirs = new Set(migrations.map((m) => m.dir));
-  const changes = chosen.changes.filter((p) => !migrationDirs.has(dirOf(p)));
-  const checks = chosen.checks.filter((p) => !migrationDirs.has(dirOf(p)));
+  const kinds = applyKinds(chosen, k, s, ranking);
+  const changes = kinds.changes.filter((p) => !migrationDirs.has(dirOf(p)));
+  const checks = kinds.checks.filter((p) => !migrationDirs.has(dirOf(p)));
   const newFiles: { path: string; why: string }[] = [];
   const registrar = new Map<string, string>();
 
@@ -85,7 +95,17 @@ export function listing(
     if (!k.known.has(named) && !newFiles.some((n) => n.path === named))
       newFiles.push({ path: named, why: "named in your feedback; it does not exist yet" });
   }
-  return { changes, checks, newFiles, registrar };
+  for (const n of kinds.newFiles) if (!newFiles.some((x) => x.path === n.path)) newFiles.push(n);
+  return {
+    changes,
+    checks,
+    tests: kinds.tests,
+    newFiles,
+    registrar,
+    added: kinds.added,
+    missing: kinds.missing,
+    dropped: kinds.dropped,
+  };
 }
 
 /**

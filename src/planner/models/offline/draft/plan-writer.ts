@@ -99,7 +99,7 @@ export function planMarkdown(
   out.push(
     d.openQuestions.length > 0
       ? d.openQuestions.map((q) => `- ${q}`).join("\n")
-      : "- None that the evidence raises: each file to change defines or is named after what the task names, and has its test.",
+      : `- None that the evidence raises: each file to change defines or is named after what the task names${d.tests.length > 0 ? ", and has its test" : ""}.`,
   );
   return `${out.join("\n\n")}\n`;
 }

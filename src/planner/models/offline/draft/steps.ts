@@ -79,6 +79,8 @@ export function fileAction(p: PlanFacts, path: string, check: boolean): string {
   const where = placeOf(n);
   if (n.role === "declaration")
     return `${p.intent.kind === "fix" || p.intent.kind === "remove" ? "update" : "declare the change in"} the types${where ? `: ${where}` : ""}${part}`;
+  if (n.role === "docs" && pathKind(path) === "changelog")
+    return `add an entry for the change${part}`;
   if (n.role === "docs")
     return `document the change${where.startsWith("(") ? ` at ${where.slice(1, -1)}` : where ? ` where ${where}` : ""}${part}`;
   const specific = specificAction(p, path, clause);
@@ -198,6 +200,11 @@ export function planSteps(p: PlanFacts): string[] {
     out.push(`Create \`${n.path}\` (${n.why}).`);
   const follow = exampleToFollow(p);
   if (follow !== null) out.push(follow);
+  const code = list.changes.find((x) => pathKind(x) === "source");
+  if (list.missing.some((m) => m.kind === "docs") && code !== undefined)
+    out.push(
+      `Document the change where its code is: the doc comments of ${symbolList(p.note(code)) || `\`${code}\``} — no docs page of the repository is about it.`,
+    );
   out.push(...testSteps(p));
   if (p.hasCommands) out.push("Run the verification commands below and fix what fails.");
   return out;
@@ -220,13 +227,15 @@ function exampleToFollow(p: PlanFacts): string | null {
 /** The test steps: the case to put a new one beside, or where a missing test goes. */
 function testSteps(p: PlanFacts): string[] {
   const out: string[] = [];
+  // "Leave the tests out": no step writes one.
+  if (p.list.dropped.has("tests")) return out;
   const about = [...(p.intent.option !== null ? [p.intent.option] : []), ...p.intent.names];
   for (const source of p.list.changes.slice(0, 2)) {
     const test = p.tests.find((t) => testPairing(t, source) >= 2);
     if (test === undefined) {
       if (source === p.list.changes[0] && pathKind(source) === "source") {
         const beside = siblingTestName(source, p.k);
-        if (beside !== null)
+        if (beside !== null && !p.list.newFiles.some((n) => n.path === beside))
           out.push(
             `Add \`${beside}\` for \`${source}\`: no test sits beside it, and its neighbours' tests are named that way.`,
           );

@@ -1,12 +1,16 @@
 import type { Knowledge } from "../repository/knowledge.ts";
 import { pathMentions } from "../task/terms.ts";
 import type { Transcript } from "../transcript.ts";
-import { NEGATION, resolveNamed } from "./feedback.ts";
+import { resolveNamed } from "./instructions.ts";
 
 /**
  * What the task and the feedback point at by name: the repository paths a text names, the
  * files a quoted passage comes from, the area an answer picks. steering.ts weighs them.
  */
+
+/** Words that rule out what follows (a draft's and the task's own wording). */
+export const NEGATION =
+  /\b(not|don't|dont|do not|no need|never|leave|without|skip|exclude|remove|drop|instead of|rather than|avoid|untouched|keep out)\b/i;
 
 /**
  * A path mention and whether the words just before it, in its own clause, rule it out. Code

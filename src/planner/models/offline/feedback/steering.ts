@@ -12,20 +12,23 @@ import {
   type Term,
 } from "../task/terms.ts";
 import type { Transcript } from "../transcript.ts";
-import { NEGATION, readInstructions } from "./feedback.ts";
-import { areaOf, namedPaths, passageFiles, resolveMention } from "./mentions.ts";
+import { applyInputs } from "./inputs.ts";
+import { NEGATION, namedPaths, resolveMention } from "./mentions.ts";
+import type { FileKind } from "./targets.ts";
 
 /**
- * The third stage, the reviewer's inputs (feedback/): feedback.ts reads a rejection's
- * feedback as instructions, mentions.ts the paths and passages a text names, and this module
- * joins them with the task's terms into the steering that the searches, the ranking (rank/)
- * and the plan (draft/) follow.
+ * The third stage, the reviewer's inputs (feedback/): reader.ts reads what a reviewer's words
+ * ask (targets.ts: what they point at), instructions.ts ties that to the repository's files,
+ * inputs.ts applies the inputs in order, mentions.ts finds the paths and passages a text
+ * names, and this module joins them with the task's terms into the steering that the
+ * searches, the ranking (rank/) and the plan (draft/) follow.
  *
- * What the task and the user's later inputs mean for the search. Pure. Feedback is evidence
- * like the task: its words become search terms (worth more than the task's), the files it
- * names are pulled in or — after "don't", "leave", "not" — ruled out, a comment on a passage
- * focuses the ranking on the files that passage is about, and words that ask for a new table
- * or a migration make the plan follow the repository's migrations.
+ * What the task and the user's later inputs mean for the plan. Pure. Feedback and comments
+ * are instructions, not more search words: the files they name are pulled in, kept, made the
+ * whole list or ruled out as their verbs say, kinds of files (tests, docs, changelog) are
+ * added or left out, a name written as code means the one file that defines it, a comment
+ * that instructs nothing focuses the ranking on the files its passage is about, and words
+ * that ask for a new table or a migration make the plan follow the repository's migrations.
  */
 
 /** Why a term or file is in the search: the task, or a later input. */
@@ -43,7 +46,7 @@ export interface Steering {
   terms: Term[];
   /** How each of the task's terms was chosen (a name in a code span, a title word, …). */
   termSources: Map<string, TermSource>;
-  /** Terms that only later inputs brought in. */
+  /** Terms that only later inputs brought in (names looked up, free-text answers). */
   feedbackTerms: Set<string>;
   /** Known paths the user named (to include), and named paths not known yet (to try reading). */
   include: Set<string>;
@@ -51,6 +54,18 @@ export interface Steering {
   drafted: Set<string>;
   unknownNamed: string[];
   exclude: Set<string>;
+  /** Files the reviewer asked to keep: never dropped. */
+  keep: Set<string>;
+  /** Files the reviewer said already handle something: listed to check, not to change. */
+  check: Set<string>;
+  /** Kinds of files the reviewer asked to leave out, to add, and to keep. */
+  kinds: { drop: Set<FileKind>; add: Set<FileKind>; keep: Set<FileKind> };
+  /** Words of the inputs not acted on, with why (the revision says so). */
+  unread: { said: string; why: string }[];
+  /** Names written as code whose defining file could not be told. */
+  unresolved: string[];
+  /** Why each file moved, in the reviewer's terms. */
+  reasons: Map<string, string>;
   /**
    * The files the lists must be, when feedback said "only …" (in the order named); null when
    * no input restricted them.
@@ -125,93 +140,28 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
     for (const term of deriveTerms(area.replace(/[-_]/g, " ")))
       if (!terms.has(term.text) && terms.size < MAX_STEERING_TERMS) terms.set(term.text, term);
 
-  const include = new Set<string>();
-  const exclude = new Set<string>();
-  const focus = new Set<string>();
-  const unknownNamed: string[] = [];
-  const notes: string[] = [];
-  const feedbackTexts: string[] = [];
-  let scope: string | null = null;
-  let afk = false;
+  const inputs = applyInputs(t, k);
+  const drafted =
+    draft === null ? new Set<string>() : steerByDraft(draft, k, terms, inputs.include);
+  // What the reviewer ruled out stays out, whatever the draft named.
+  for (const path of inputs.exclude) {
+    inputs.include.delete(path);
+    drafted.delete(path);
+  }
+  // Free-text answers are evidence like the task; names written as code in any input are
+  // looked up (searched for where they are defined) and never rank files by their words.
+  for (const text of inputs.answerTexts) addTerms(text, 1.5, "feedback");
+  for (const lookup of inputs.lookups)
+    if (!terms.has(lookup.text)) {
+      terms.set(lookup.text, lookup);
+      feedbackTerms.add(lookup.text);
+    }
   // An issue's prose mentions tables and columns for many reasons; its title asks for a schema change.
   let wantsMigration = MIGRATION_WORDS.test(evidence.title);
   let migrationFromFeedback = false;
-
-  let only: string[] | null = null;
-  const onlyFrom: string[] = [];
-  const ambiguous: string[] = [];
-  /** One input's instructions (feedback.ts): what to drop, what to add, what the lists must be. */
-  const instruct = (text: string) => {
-    const i = readInstructions(analysed(text), k.known);
-    for (const path of i.exclude) {
-      exclude.add(path);
-      include.delete(path);
-    }
-    for (const path of i.include) {
-      include.add(path);
-      exclude.delete(path);
-      if (only !== null && !only.includes(path)) only.push(path);
-    }
-    if (i.only !== null) {
-      only = [...i.only];
-      onlyFrom.splice(0, onlyFrom.length, ...i.only);
-      for (const path of i.only) exclude.delete(path);
-    }
-    for (const mention of i.unknown)
-      if (!unknownNamed.includes(mention)) unknownNamed.push(mention);
-    for (const mention of i.ambiguous) if (!ambiguous.includes(mention)) ambiguous.push(mention);
-    // Only names written as code are searched: prose words never pull a file in on their own.
-    addTerms(i.code, 1.5, "feedback");
-    asksForMigration(i.asking);
-  };
-  const asksForMigration = (text: string) => {
-    if (MIGRATION_WORDS.test(text)) {
-      if (!wantsMigration) migrationFromFeedback = true;
-      wantsMigration = true;
-    }
-  };
-
-  const drafted = draft === null ? new Set<string>() : steerByDraft(draft, k, terms, include);
-  for (const input of t.inputs) {
-    if (input.kind === "text") {
-      instruct(input.text);
-      feedbackTexts.push(analysed(input.text));
-      notes.push(`You wrote: "${clip(input.text)}"`);
-    } else if (input.kind === "rejection") {
-      const { feedback, comments } = input.rejection;
-      instruct([feedback, ...comments.map((c) => c.text)].join("\n"));
-      feedbackTexts.push(analysed([feedback, ...comments.map((c) => c.text)].join("\n")));
-      for (const c of comments) {
-        // A comment on a passage: "drop this" rules its files out, "only this" makes them the
-        // list, anything else re-ranks around them.
-        const negated = NEGATION.test(c.text);
-        const restricts = !negated && /\b(only|just this|just these)\b/i.test(c.text);
-        for (const path of passageFiles(c.quote, t, k)) {
-          if (negated) {
-            exclude.add(path);
-            include.delete(path);
-            focus.delete(path);
-          } else if (restricts) {
-            only = [...(only ?? []), path];
-          } else if (!exclude.has(path)) focus.add(path);
-        }
-      }
-      if (feedback) notes.push(`Feedback: "${clip(feedback)}"`);
-      for (const c of comments) notes.push(`Comment on "${clip(c.quote, 60)}": "${clip(c.text)}"`);
-    } else {
-      const values = Object.values(input.answers);
-      if (input.afk && values.length === 0) afk = true;
-      for (const value of values) {
-        const chosen = areaOf(value, k);
-        if (chosen !== null) scope = chosen;
-        else {
-          // A free-text answer to "where should the plan look?" is evidence, like the task.
-          addTerms(value, 1.5, "feedback");
-          instruct(value);
-        }
-      }
-      if (input.afk) afk = true;
-    }
+  if (inputs.asking.some((text) => MIGRATION_WORDS.test(text))) {
+    migrationFromFeedback = !wantsMigration;
+    wantsMigration = true;
   }
   // A schema change is planned with the repository's migrations: find them by name.
   if (wantsMigration && !terms.has("migr")) terms.set("migr", { text: "migr", weight: 0.5 });
@@ -223,17 +173,23 @@ export function steer(t: Transcript, k: Knowledge, draft: string | null = null):
     terms: [...terms.values()],
     termSources,
     feedbackTerms,
-    include,
+    include: inputs.include,
     drafted,
-    unknownNamed,
-    exclude,
-    only,
-    ambiguous,
-    focus,
-    scope,
-    afk,
-    notes,
-    feedbackTexts,
+    unknownNamed: inputs.unknownNamed,
+    exclude: inputs.exclude,
+    keep: inputs.keep,
+    check: inputs.check,
+    kinds: inputs.kinds,
+    unread: inputs.unread,
+    unresolved: inputs.unresolved,
+    reasons: inputs.reasons,
+    only: inputs.only,
+    ambiguous: inputs.ambiguous,
+    focus: inputs.focus,
+    scope: inputs.scope,
+    afk: inputs.afk,
+    notes: inputs.notes,
+    feedbackTexts: inputs.feedbackTexts,
     wantsMigration,
     migrationFromFeedback,
   };
@@ -369,12 +325,4 @@ function isOneLine(task: string): boolean {
 /** The part of an input the planner reads (task/terms.ts {@link MAX_ANALYSED_CHARS}). */
 function analysed(text: string): string {
   return text.slice(0, MAX_ANALYSED_CHARS);
-}
-
-function clip(text: string, max = 160): string {
-  const flat = text
-    .slice(0, max * 8)
-    .replace(/\s+/g, " ")
-    .trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -39,7 +39,10 @@ const ROOT_AREA = /^(repository root|root|\.|\/)$/i;
  * the user named them.
  */
 export function rank(k: Knowledge, s: Steering): RankedFile[] {
-  const terms: TermEvidence[] = s.terms.map((term) => {
+  // A name the feedback writes as code is looked up for the file that defines it (weight 0):
+  // its words rank nothing.
+  const searched = s.terms.filter((term) => term.weight > 0);
+  const terms: TermEvidence[] = searched.map((term) => {
     const found = searchOf(k, term);
     return {
       term: term.text,
