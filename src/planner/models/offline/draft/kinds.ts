@@ -56,7 +56,9 @@ export function applyKinds(
 ): KindChoice {
   const named = (p: string) => s.include.has(p) || s.keep.has(p);
   const dropped = new Set([...s.kinds.drop].filter((kind) => !s.kinds.keep.has(kind)));
-  const out = (p: string) => !named(p) && [...dropped].some((kind) => isKind(p, kind));
+  // What the reviewer ruled out by name stays out, whichever list (the tests too) took it.
+  const out = (p: string) =>
+    s.exclude.has(p) || (!named(p) && [...dropped].some((kind) => isKind(p, kind)));
   const choice: KindChoice = {
     changes: chosen.changes.filter((p) => !out(p)),
     checks: chosen.checks.filter((p) => !out(p)),

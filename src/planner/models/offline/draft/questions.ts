@@ -66,6 +66,9 @@ export function openQuestions(q: QuestionFacts): string[] {
     s.only === null &&
     // Two files the user named both belong to the plan: no question which one.
     !(a.named && b.named) &&
+    // A file the reviewer asked for is no rival of the task's own.
+    !s.include.has(a.path) &&
+    !s.include.has(b.path) &&
     b.score >= ALIKE_SHARE * a.score &&
     !a.imports.includes(b.path) &&
     !a.importedBy.includes(b.path)

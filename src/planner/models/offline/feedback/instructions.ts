@@ -149,7 +149,11 @@ export function resolveReading(
             : i.verb === "only"
               ? "you said the change is only there"
               : "you asked for it";
-        const found = files(i.targets, i.verb !== "keep");
+        // Named in passing: the paths are asked for; a name written as code ("like
+        // `json.loads` does") compares or explains — it is looked up, and pulls no file in
+        // beyond the paths beside it.
+        const found =
+          i.passing === true ? passingFiles(i, files, out) : files(i.targets, i.verb !== "keep");
         for (const f of found) {
           mark(asked, f.path, f.explicit, i, why);
           if (i.verb === "keep") push(out.keep, f.path);
@@ -159,6 +163,9 @@ export function resolveReading(
           out.only = [...(out.only ?? []), ...found.map((f) => f.path)];
         for (const kind of kinds(i.targets))
           push(i.verb === "also" ? out.kinds.add : out.kinds.keep, kind);
+        // "Only the docs": the plan lists the files of the change, it cannot be one kind only.
+        if (i.verb === "only" && found.length === 0 && kinds(i.targets).length > 0)
+          out.unread.push({ said: i.said, why: "the plan cannot be limited to one kind of file" });
         break;
       }
       case "move":
@@ -369,3 +376,27 @@ function unique(list: readonly string[]): string[] {
 }
 
 export { WHY };
+
+/** The files a clause names in passing: its paths, and a name's file only when a path named it too. */
+function passingFiles(
+  i: Instruction,
+  files: (targets: readonly Target[], creating: boolean) => Resolved[],
+  out: Instructions,
+): Resolved[] {
+  const paths = files(
+    i.targets.filter((t) => t.type === "path"),
+    false,
+  );
+  const said = out.unread.length;
+  const names = i.targets.filter((t) => t.type === "symbol");
+  const elsewhere = names.filter((t) =>
+    files([t], false).some((f) => !paths.some((p) => p.path === f.path)),
+  );
+  // (A name no file defines was already reported as such.)
+  if (
+    out.unread.length === said &&
+    (elsewhere.length > 0 || (names.length > 0 && paths.length === 0))
+  )
+    out.unread.push({ said: i.said, why: WHY.passing });
+  return paths;
+}

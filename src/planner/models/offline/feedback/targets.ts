@@ -82,8 +82,13 @@ export function maskTargets(clause: string): MaskedClause {
     targets.push(target);
     return ` ${slot(targets.length - 1)} `;
   };
+  // Links and images are references, never targets: `github.com` is no name of this code.
+  const plain = clause.replace(
+    /!?\[[^\]\n]*\]\([^)\s]*\)|<img\b[^>]*>?|\bhttps?:\/\/\S+|\bwww\.\S+/g,
+    " ",
+  );
   // Code spans first: what is in backticks is a path or a name, whatever its words.
-  let text = clause.replace(/`([^`\n]{1,200})`/g, (_, inner: string) => {
+  let text = plain.replace(/`([^`\n]{1,200})`/g, (_, inner: string) => {
     const code = inner.trim();
     const path = pathMentions(code)[0];
     if (path !== undefined && path.length >= code.length - 2)
