@@ -1,7 +1,7 @@
 import type { Knowledge } from "../repository/knowledge.ts";
 import { pathMentions } from "../task/terms.ts";
 import type { Transcript } from "../transcript.ts";
-import { resolveNamed } from "./instructions.ts";
+import { resolveNamed } from "./names.ts";
 
 /**
  * What the task and the feedback point at by name: the repository paths a text names, the
