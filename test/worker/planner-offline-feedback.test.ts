@@ -143,6 +143,25 @@ describe("the offline planner follows what the reviewer writes (flask-like)", ()
     expect(section(after, "Revision notes")).toMatch(/I could not act on: .*names code in passing/);
   });
 
+  it("says what was already so, instead of the bare 'lists are the same'", async () => {
+    const asked = await revise(
+      CLIENT_TASK,
+      "skip the docs for now, but add a test in tests/test_testing.py",
+    );
+    expect(section(asked.after, "Revision notes")).toMatch(
+      /`tests\/test_testing\.py` was already among the tests; the steps extend it\./,
+    );
+    expect(section(asked.after, "Revision notes")).toMatch(/The plan listed no docs/);
+    const handled = await revise(
+      CLIENT_TASK,
+      "the redirect handling is already handled in src/flask/helpers.py",
+    );
+    expect(listed(handled.after, "Files to check")).toContain("src/flask/helpers.py");
+    expect(section(handled.after, "Revision notes")).toMatch(
+      /`src\/flask\/helpers\.py` was already a file to check, not to change/,
+    );
+  });
+
   it("words it cannot act on are answered with 'I could not act on', never with the bare lists", async () => {
     const { after } = await revise(CONFIG_TASK, "Please log once here at Error level");
     const notes = section(after, "Revision notes");

@@ -98,15 +98,18 @@ export function revisionNotes(before: Before | null, now: Listing, s: Steering):
         .map((p) => `\`${p}\``)
         .join(", ")}${absent.length > 6 ? ` and ${absent.length - 6} more` : ""}.`,
     );
-  for (const p of [...s.include, ...s.keep])
-    if (
-      !prior.include.has(p) &&
-      !prior.keep.has(p) &&
-      beforeSet.has(p) &&
-      afterSet.has(p) &&
-      p !== first
-    )
+  for (const p of [...s.include, ...s.keep]) {
+    if (prior.include.has(p) || prior.keep.has(p)) continue;
+    if (was.tests.includes(p) && now.tests.includes(p))
+      out.push(`\`${p}\` was already among the tests; the steps extend it.`);
+    else if (p === first && was.changes[0] === first)
+      out.push(`\`${p}\` was already first in the plan; it stays there.`);
+    else if (p !== first && beforeSet.has(p) && afterSet.has(p))
       out.push(`\`${p}\` was already in the plan; it stays.`);
+  }
+  for (const p of s.check)
+    if (!prior.check.has(p) && was.checks.includes(p) && now.checks.includes(p))
+      out.push(`\`${p}\` was already a file to check, not to change; it stays one.`);
   for (const kind of s.kinds.drop)
     if (!prior.kinds.drop.has(kind) && !hadKind(was, kind, beforeSet))
       out.push(`The plan listed no ${KIND_NAMES[kind]}, so there were none to leave out.`);
