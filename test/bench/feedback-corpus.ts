@@ -20,6 +20,8 @@ import { MemoryPort } from "../support/memory-port.ts";
  *   id = the comment id at the end of Comment_URL (human review comments of merged PRs).
  * - crm:<file> — yhwi-kwon/CodeReveiwAutomation, data/<file>, id = the row's `id`, text = `msg`
  *   (Microsoft CodeReviewer's human review comments).
+ * - crc:<path> — busraicoz/crc-py-dataset, <path> (its manually labelled Python review
+ *   comments), id = `comment_id`, text = `comment`.
  */
 
 const MIRROR = process.env.MIRROR ?? "/work/.mirror";
@@ -89,6 +91,13 @@ function textOf(source: string, id: string): string {
       const url = head!.indexOf("Comment_URL");
       const body = head!.indexOf("Body");
       for (const r of rows) if (r[url]) byId.set(r[url]!.split("/").pop()!, r[body]!);
+    } else if (kind === "crc") {
+      const rows = JSON.parse(git("busraicoz+crc-py-dataset", name)) as {
+        comment_id: string;
+        comment: string;
+      }[];
+      for (const r of rows)
+        if (!byId.has(String(r.comment_id))) byId.set(String(r.comment_id), r.comment);
     } else {
       for (const line of git("yhwi-kwon+CodeReveiwAutomation", `data/${name}`).split("\n")) {
         if (!line.startsWith("{")) continue;

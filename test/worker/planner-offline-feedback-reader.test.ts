@@ -69,6 +69,9 @@ describe("the feedback reader: scope of negation", () => {
     expect(read("no tests needed")).toEqual(["drop kind:tests"]);
     expect(read("skip the docs for now")).toEqual(["drop kind:docs"]);
     expect(read("no changelog entry")).toEqual(["drop kind:changelog"]);
+    // "There is no test file in this PR" states a fact: it leaves nothing out.
+    expect(read("there is no test file in this pull request, please provide one")).toEqual([]);
+    expect(read("it has no docs yet")).toEqual([]);
   });
 });
 

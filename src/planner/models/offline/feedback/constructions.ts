@@ -216,6 +216,14 @@ export const CONSTRUCTIONS: Construction[] = [
     ),
     words: true,
   },
+  // "There is no test file in this PR", "it has no docs": a fact, not "leave them out".
+  {
+    verb: "statement",
+    pattern: new RegExp(
+      `\\b(?:there\\s+(?:is|are|was|were)|there's|(?:has|have|had|with)|(?:is|are)\\s+(?:still\\s+)?)\\s*no\\s+(${LIST})`,
+    ),
+    why: "statement",
+  },
   // No tests (needed) / no need for docs / no changes to X / nothing in X / without X.
   {
     verb: "drop",
