@@ -149,6 +149,9 @@ describe("the feedback reader: what it does not act on", () => {
     expect(read("Can you document the use of `x` somewhere? Nvm: it is in the README")).toEqual([]);
     expect(unread("Can you document the use of `x` somewhere? Nvm")).toContain("you took it back");
     expect(read("In rpc you updated the actual RPC handler logic not tests.")).toEqual([]);
+    // A doubt is not a wish to keep: "I don't think this test is necessary" keeps nothing.
+    expect(read("so i don't think this test is necessary")).toEqual([]);
+    expect(read("the tests are necessary")).toEqual(["keep kind:tests"]);
   });
 
   it("keeps a file 'remove' names (deleting code there is no reason to drop it), and says so", () => {

@@ -109,6 +109,10 @@ export function readFeedback(text: string, passage = false): Reading {
 const NARRATIVE =
   /\b(?:you|we|i|they|he|she)\s+(?:\w+\s+)?(?:updated|changed|did|added|removed|wrote|made|fixed|modified|touched|tested|moved|used|implemented|renamed|dropped|left)\b/;
 
+/** Words that doubt what follows them. */
+const DOUBT =
+  /\b(?:(?:don't|do not|doesn't|does not|didn't|did not)\s+(?:really\s+)?(?:think|believe|feel)|not sure|not convinced|unsure|doubt)\b/;
+
 /** A sentence that takes back what the reviewer asked before it. */
 const RETRACTION =
   /^(?:nvm|never\s?mind|nevermind|ignore (?:this|that|me|my (?:last |previous )?comment)|scratch that|disregard (?:this|that))\b/i;
@@ -190,6 +194,12 @@ function readClause(
     // "You updated the handler, not tests": what was done, not what to leave out.
     if (c.verb === "drop" && NARRATIVE.test(rest)) {
       out.unread.push({ said, why: WHY.narrative });
+      claim(m[0]);
+      continue;
+    }
+    // "I don't think this test is necessary": a doubt over the words that would keep it.
+    if (c.verb === "keep" && DOUBT.test(rest.slice(0, m.index))) {
+      out.unread.push({ said, why: WHY.ambiguous });
       claim(m[0]);
       continue;
     }
