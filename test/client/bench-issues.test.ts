@@ -11,6 +11,7 @@ import {
   MAX_PROMPT_CHARS,
   type PatchFile,
   sampleById,
+  statementPrompt,
 } from "../bench/planner/issues/rules.ts";
 import { hitAt } from "../bench/planner/metrics.ts";
 import type { PlannerResult } from "../bench/planner/report.ts";
@@ -212,6 +213,21 @@ describe("issuePrompt", () => {
   it("is cut at the session API's prompt limit", () => {
     const prompt = issuePrompt([{ title: "Huge log", body: "x".repeat(MAX_PROMPT_CHARS * 2) }]);
     expect(prompt).toHaveLength(MAX_PROMPT_CHARS);
+  });
+});
+
+describe("statementPrompt (a dataset in SWE-bench's format: the issue as one text)", () => {
+  it("is normalised as issuePrompt is: no HTML comments, \\n line ends, one blank line at most", () => {
+    expect(
+      statementPrompt(
+        "  Crash on empty input\r\n<!-- Please fill in the template -->\r\n\r\n\r\nSteps:  \r\nrun it<!-- unfinished",
+      ),
+    ).toBe("Crash on empty input\n\nSteps:\nrun it");
+  });
+
+  it("gives the same prompt as issuePrompt for the same issue written as title and body", () => {
+    const body = "**Describe the bug**\r\nIt fails.";
+    expect(statementPrompt(`Title\n\n${body}`)).toBe(issuePrompt([{ title: "Title", body }]));
   });
 });
 

@@ -2,9 +2,9 @@ import type { Steering } from "../feedback/steering.ts";
 import { resolvePath } from "../rank/pointers.ts";
 import type { RankedFile } from "../rank/ranking.ts";
 import type { Chosen } from "../rank/selection.ts";
+import { testsOf } from "../rank/test-choice.ts";
 import type { Existing } from "../repository/existing.ts";
 import type { Knowledge } from "../repository/knowledge.ts";
-import { testPairing } from "../repository/tests.ts";
 import type { TaskIntent } from "../task/intent.ts";
 import { words } from "./file-notes.ts";
 
@@ -107,7 +107,7 @@ export function openQuestions(q: QuestionFacts): string[] {
       `The traceback also runs through ${outside.length} file${outside.length === 1 ? "" : "s"} outside this repository (\`${outside[0]!.text}\`${outside.length > 1 ? ", …" : ""}): the plan starts from the frames inside it.`,
     );
   const first = q.changes[0];
-  if (first !== undefined && !q.tests.some((t) => testPairing(t, first) >= 2) && s.only === null)
+  if (first !== undefined && testsOf(q.chosen, first).length === 0 && s.only === null)
     out.push(`No test is paired with \`${first}\`: where should the change be tested?`);
   if (s.afk)
     out.push(
