@@ -1,6 +1,10 @@
 /// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
+import { takenOption } from "../../src/planner/models/offline/draft/steps.ts";
 import { offlinePlanner } from "../../src/planner/models/offline/index.ts";
+import { coveringTests, testPairing } from "../../src/planner/models/offline/repository/tests.ts";
+import { commandOf, taskKind } from "../../src/planner/models/offline/task/intent.ts";
+import { COMMON_WORD_WEIGHT, deriveTerms } from "../../src/planner/models/offline/task/terms.ts";
 import { MemoryPort } from "../support/memory-port.ts";
 import { runUntilStopped } from "./planner/helpers.ts";
 
@@ -150,5 +154,74 @@ describe("a new option of a command-line command", () => {
     const line = lineOf(plan, "src/flask/cli.py");
     expect(line).toMatch(/^1\. `src\/flask\/cli\.py` — `run_command` \(lines \d+–\d+\)/);
     expect(line).not.toContain("find_best_app");
+  });
+});
+
+describe("the rules behind them", () => {
+  it("weighs a common word of the prose low, unless the task writes it as code", () => {
+    const check = deriveTerms("Check that the key is set").find((t) => t.text === "check");
+    expect(check).toMatchObject({ weight: COMMON_WORD_WEIGHT, common: true });
+    const code = deriveTerms("Call `check` before signing").find((t) => t.text === "check");
+    expect(code?.common).toBeUndefined();
+  });
+
+  it("pairs a test named after the feature, and one that exercises what a file defines", () => {
+    expect(testPairing("tests/test_json_tag.py", "src/flask/json/tag.py")).toBe(2);
+    expect(testPairing("tests/test_json.py", "src/flask/json/tag.py")).toBe(0);
+    const tests = [
+      { path: "tests/test_request.py", names: ["test_limit_config"] },
+      { path: "tests/test_views.py", names: ["test_max_content_length_view"] },
+      { path: "tests/test_basic.py", names: ["test_run"] },
+    ];
+    expect(coveringTests(["Request", "max_content_length"], tests)).toEqual([
+      "tests/test_request.py",
+      "tests/test_views.py",
+    ]);
+    // Short names pair nothing: `run` is in every other test's name.
+    expect(coveringTests(["run"], tests)).toEqual([]);
+  });
+
+  it("reads the command a new flag is for, and 'X should accept a Y option' as adding", () => {
+    expect(commandOf("Add an --exclude-patterns option to flask run")).toBe("run");
+    expect(commandOf("add a --dry-run flag to the install command")).toBe("install");
+    expect(commandOf("Add a skip option to the logger middleware")).toBeNull();
+    expect(taskKind("getCookie should accept a prefix option")).toBe("add");
+    expect(taskKind("The parser should handle empty input")).toBe("change");
+  });
+
+  it("sees an option a signature already takes, itself or through its options type", () => {
+    expect(
+      takenOption(
+        "export const getCookie = (c, key?, prefix?: CookiePrefixOptions) => {",
+        "prefix",
+        [],
+      ),
+    ).toEqual({ param: "prefix?: CookiePrefixOptions", declared: null });
+    expect(takenOption("def run_command(info, host, port, reload=None):", "reload", [])).toEqual({
+      param: "reload=None",
+      declared: null,
+    });
+    const declared = {
+      path: "src/utils/cookie.ts",
+      line: 21,
+      text: "maxAge?: number",
+      within: "CookieOptions",
+    };
+    const existing = [{ name: "maxAge", asOption: true, places: [declared], more: 0 }];
+    const setCookie =
+      "export const setCookie = (c: Context, name: string, value: string, opt?: CookieOptions): void => {";
+    expect(takenOption(setCookie, "maxAge", existing)).toEqual({
+      param: "opt?: CookieOptions",
+      declared,
+    });
+    // An options type that does not declare it: not taken.
+    expect(
+      takenOption(setCookie, "maxAge", [
+        { ...existing[0]!, places: [{ ...declared, within: "CORSOptions" }] },
+      ]),
+    ).toBeNull();
+    expect(
+      takenOption("export const serialize = (name: string) => {", "maxAge", existing),
+    ).toBeNull();
   });
 });
