@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   type IssueTaskResult,
@@ -11,9 +13,12 @@ import {
   MAX_PROMPT_CHARS,
   type PatchFile,
   sampleById,
+  statementPrompt,
 } from "../bench/planner/issues/rules.ts";
+import { ISSUE_SOURCES } from "../bench/planner/issues/sources.ts";
 import { hitAt } from "../bench/planner/metrics.ts";
 import type { PlannerResult } from "../bench/planner/report.ts";
+import { HELD_OUT } from "../bench/planner/repositories.ts";
 import { classifyPath } from "../bench/planner/task-rules.ts";
 
 /** A patch as Multi-SWE-bench's fix_patch holds one: several `diff --git` blocks. */
@@ -215,6 +220,21 @@ describe("issuePrompt", () => {
   });
 });
 
+describe("statementPrompt (a dataset in SWE-bench's format: the issue as one text)", () => {
+  it("is normalised as issuePrompt is: no HTML comments, \\n line ends, one blank line at most", () => {
+    expect(
+      statementPrompt(
+        "  Crash on empty input\r\n<!-- Please fill in the template -->\r\n\r\n\r\nSteps:  \r\nrun it<!-- unfinished",
+      ),
+    ).toBe("Crash on empty input\n\nSteps:\nrun it");
+  });
+
+  it("gives the same prompt as issuePrompt for the same issue written as title and body", () => {
+    const body = "**Describe the bug**\r\nIt fails.";
+    expect(statementPrompt(`Title\n\n${body}`)).toBe(issuePrompt([{ title: "Title", body }]));
+  });
+});
+
 describe("sampleById", () => {
   const items = Array.from({ length: 40 }, (_, i) => ({ id: `org__repo-${i}` }));
 
@@ -303,5 +323,43 @@ describe("issue report", () => {
     expect(targetVerdict("held out", results.slice(2, 3))).toContain(
       "Acc@1 0.0 % (≥ 45 %: **not met**)",
     );
+  });
+});
+
+describe("the held-out repositories (issue 31: held out means never looked at)", () => {
+  const heldOut = [
+    ...ISSUE_SOURCES.filter((s) => s.split === "held-out").map((s) => s.repo),
+    ...HELD_OUT,
+  ];
+  /** Names that are everyday words of code, not a repository's idiom (`json`, `bytes`, `fd`, `bat`). */
+  const EVERYDAY = new Set(["json", "bytes", "fd", "bat", "express"]);
+
+  it("holds out Python by whole repositories, and no repository is on both sides", () => {
+    const python = ISSUE_SOURCES.filter((s) => s.language === "Python");
+    expect(python.filter((s) => s.split === "held-out").map((s) => s.repo)).toEqual([
+      "ansible/ansible",
+      "containers/podman-compose",
+    ]);
+    expect(python.filter((s) => s.split === "tuning").length).toBeGreaterThan(0);
+    const tuning = new Set(ISSUE_SOURCES.filter((s) => s.split === "tuning").map((s) => s.repo));
+    expect(heldOut.filter((r) => tuning.has(r))).toEqual([]);
+    // The commit-subject set's tuning side holds the repositories whose idioms the planner names.
+    expect(HELD_OUT).not.toContain("spf13/cobra");
+  });
+
+  it("are named nowhere in the offline planner's source (owner, name or name without dashes)", () => {
+    const root = "src/planner/models/offline";
+    const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".ts"),
+    );
+    expect(files.length).toBeGreaterThan(20);
+    const source = files.map((f) => readFileSync(join(root, f), "utf8")).join("\n");
+    const words = heldOut
+      .flatMap((r) => [...r.split("/"), r.split("/")[1]!.replace(/-/g, "")])
+      .filter((w) => !EVERYDAY.has(w.toLowerCase()));
+    const named = words.filter((w) =>
+      new RegExp(`(^|[^\\w-])${w.replace(/[.-]/g, "\\$&")}([^\\w-]|$)`, "i").test(source),
+    );
+    expect(named).toEqual([]);
   });
 });

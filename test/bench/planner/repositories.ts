@@ -32,16 +32,16 @@ export const REPOSITORIES: RepositoryChoice[] = [
 
 /**
  * The repositories the offline planner of issue 12 was not developed on: its rules were tuned
- * on the other ten, and these five were only measured, so that their figures show how the
- * rules carry to code they were not made for (report.ts "By development split").
+ * on the others, and these were only measured, so that their figures show how the rules carry
+ * to code they were not made for (report.ts "By development split").
+ *
+ * Issue 31 moved four of the first five to the tuning side, because the planner's source came
+ * to name their files or idioms: cobra's `rootCmd`/`AddCommand` (draft/file-notes.ts), httpx's
+ * `_transports/wsgi.py` (rank/selection.ts, repository/paths.ts), hugo's `hugo_sites`
+ * (repository/paths.ts) and ky's `source/utils` (task/terms.ts, rank/selection.ts). Only
+ * jekyll is left; no rule names it.
  */
-export const HELD_OUT: readonly string[] = [
-  "sindresorhus/ky",
-  "encode/httpx",
-  "spf13/cobra",
-  "gohugoio/hugo",
-  "jekyll/jekyll",
-];
+export const HELD_OUT: readonly string[] = ["jekyll/jekyll"];
 
 /**
  * Commits read and left out by hand after reading them, with the reason (README.md "Left out

@@ -389,6 +389,7 @@ async function measureIssueTask(task: IssueTask, prompt: string): Promise<IssueT
     repo: task.repo,
     language: task.language,
     split: task.split,
+    blind: task.blind,
     parent_files: task.parent_files,
     snapshot_files: null,
     gold: task.gold,

@@ -4,7 +4,6 @@ import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { z } from "zod";
 import { PACKAGE_ROOT } from "../../../../local-client/embedded/worker-process.ts";
 import {
   SNAPSHOT_MAX_FILE_BYTES,
@@ -12,13 +11,14 @@ import {
   SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
 } from "../../../../src/protocol/index.ts";
 import { git, hasCommit, requireMirror } from "../mirrors.ts";
-import { filesOfPatch, issueGold, issuePrompt, type Split, sampleById } from "./rules.ts";
-import { ISSUE_DATASET, ISSUE_SOURCES, type IssueSource } from "./sources.ts";
+import { type DatasetInstance, readInstances } from "./datasets.ts";
+import { filesOfPatch, issueGold, type Split, sampleById } from "./rules.ts";
+import { type DatasetKey, ISSUE_DATASETS, ISSUE_SOURCES, type IssueSource } from "./sources.ts";
 
 /**
- * Builds issues/tasks.json from mirrors: the dataset's instances of each repository of
+ * Builds issues/tasks.json from mirrors: the datasets' instances of each repository of
  * sources.ts that pass the rules of rules.ts, a fixed sample of at most `cap` of them, each
- * with its base commit and gold files. The issue texts stay in the dataset's mirror: a task
+ * with its base commit and gold files. The issue texts stay in the datasets' mirrors: a task
  * names its instance, and the runner reads the text from there (readIssuePrompts).
  *
  *   npx tsx test/bench/planner/issues/build.ts --mirrors /work/.mirror [--show]
@@ -34,10 +34,13 @@ export interface IssueTask {
   repo: string;
   language: string;
   split: Split;
-  /** The dataset file (in ISSUE_DATASET at its commit) that holds the instance. */
+  /** Held out and chosen blind in issue 31 (sources.ts `blind`). */
+  blind: boolean;
+  dataset: DatasetKey;
+  /** The dataset file (in ISSUE_DATASETS[dataset] at its commit) that holds the instance. */
   dataset_file: string;
   pull_request: number;
-  /** The issues the pull request resolved: their title and body are the prompt. */
+  /** The issues the pull request resolved, where the dataset says: their text is the prompt. */
   issues: number[];
   /** The base commit of the fix: the tree the planner is given. */
   parent: string;
@@ -51,45 +54,15 @@ export interface IssueTask {
 }
 
 export interface IssueTaskFile {
-  version: 1;
+  version: 2;
   kind: "issues";
   built_at: string;
-  dataset: typeof ISSUE_DATASET;
+  datasets: typeof ISSUE_DATASETS;
   held_out: string[];
   repositories: (IssueSource & { instances: number; eligible: number; tasks: number })[];
   /** Why instances were left out, counted over every repository. */
   left_out: Record<string, number>;
   tasks: IssueTask[];
-}
-
-/** The fields of a Multi-SWE-bench instance the benchmark reads. */
-const InstanceSchema = z.object({
-  org: z.string(),
-  repo: z.string(),
-  number: z.number().int(),
-  instance_id: z.string().optional(),
-  base: z.object({ sha: z.string().regex(/^[0-9a-f]{40}$/) }),
-  resolved_issues: z.array(
-    z.object({ number: z.number().int(), title: z.string(), body: z.string().nullable() }),
-  ),
-  fix_patch: z.string(),
-});
-type Instance = z.infer<typeof InstanceSchema>;
-
-function instanceId(instance: Instance): string {
-  return instance.instance_id ?? `${instance.org}__${instance.repo}-${instance.number}`;
-}
-
-/** The instances of one dataset file, read from the dataset's mirror at its pinned commit. */
-export async function readInstances(datasetGitDir: string, file: string): Promise<Instance[]> {
-  const text = await git(datasetGitDir, ["show", `${ISSUE_DATASET.commit}:${file}`]);
-  if (text.startsWith("version https://git-lfs")) {
-    throw new Error(`${file} is a Git LFS pointer in the dataset's mirror: no instances to read`);
-  }
-  return text
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => InstanceSchema.parse(JSON.parse(line)));
 }
 
 /**
@@ -100,18 +73,23 @@ export async function readIssuePrompts(
   mirrors: string,
   tasks: readonly IssueTask[],
 ): Promise<Map<string, string>> {
-  const gitDir = await requireMirror(mirrors, ISSUE_DATASET.repo, false);
   const prompts = new Map<string, string>();
-  for (const file of new Set(tasks.map((t) => t.dataset_file))) {
-    const byId = new Map((await readInstances(gitDir, file)).map((i) => [instanceId(i), i]));
-    for (const task of tasks.filter((t) => t.dataset_file === file)) {
-      const instance = byId.get(task.id);
-      if (instance === undefined) throw new Error(`${task.id}: not in ${file}`);
-      const prompt = issuePrompt(instance.resolved_issues);
-      if (sha256(prompt) !== task.prompt_sha256) {
-        throw new Error(`${task.id}: the issue text differs from the one the task file recorded`);
+  for (const dataset of new Set(tasks.map((t) => t.dataset))) {
+    const gitDir = await requireMirror(mirrors, ISSUE_DATASETS[dataset].repo, false);
+    for (const repo of new Set(tasks.filter((t) => t.dataset === dataset).map((t) => t.repo))) {
+      const mine = tasks.filter((t) => t.dataset === dataset && t.repo === repo);
+      const files = [...new Set(mine.map((t) => t.dataset_file))];
+      const byId = new Map(
+        (await readInstances(gitDir, { repo, dataset, files })).map((i) => [i.id, i]),
+      );
+      for (const task of mine) {
+        const instance = byId.get(task.id);
+        if (instance === undefined) throw new Error(`${task.id}: not in ${task.dataset_file}`);
+        if (sha256(instance.prompt) !== task.prompt_sha256) {
+          throw new Error(`${task.id}: the issue text differs from the one the task file recorded`);
+        }
+        prompts.set(task.id, instance.prompt);
       }
-      prompts.set(task.id, prompt);
     }
   }
   return prompts;
@@ -127,13 +105,17 @@ export async function buildIssueTasks(options: {
   log?: (line: string) => void;
 }): Promise<IssueTaskFile> {
   const log = options.log ?? (() => {});
-  const datasetGitDir = await requireMirror(options.mirrors, ISSUE_DATASET.repo, false);
   const repositories: IssueTaskFile["repositories"] = [];
   const leftOut: Record<string, number> = {};
   const tasks: IssueTask[] = [];
   for (const source of ISSUE_SOURCES) {
     const gitDir = await requireMirror(options.mirrors, source.repo, false);
-    const instances = await readInstances(datasetGitDir, source.file);
+    const datasetGitDir = await requireMirror(
+      options.mirrors,
+      ISSUE_DATASETS[source.dataset].repo,
+      false,
+    );
+    const instances = await readInstances(datasetGitDir, source);
     const eligible: IssueTask[] = [];
     const prompts = new Set<string>();
     // Oldest pull request first: when two fixed the same issue (a backport), the first is kept.
@@ -170,11 +152,11 @@ export async function buildIssueTasks(options: {
     tasks.push(...picked);
   }
   return {
-    version: 1,
+    version: 2,
     kind: "issues",
     built_at: new Date().toISOString(),
-    dataset: ISSUE_DATASET,
-    held_out: ISSUE_SOURCES.filter((s) => s.heldOut).map((s) => s.repo),
+    datasets: ISSUE_DATASETS,
+    held_out: ISSUE_SOURCES.filter((s) => s.split === "held-out").map((s) => s.repo),
     repositories,
     left_out: leftOut,
     tasks,
@@ -185,16 +167,16 @@ export async function buildIssueTasks(options: {
 async function taskOf(
   gitDir: string,
   source: IssueSource,
-  instance: Instance,
+  instance: DatasetInstance,
 ): Promise<IssueTask | string> {
-  if (instance.resolved_issues.length === 0) return "no resolved issue";
-  const prompt = issuePrompt(instance.resolved_issues);
+  if (instance.prompt === "") return "no resolved issue";
+  const prompt = instance.prompt;
   if (prompt.split(/\s+/).filter((w) => /[A-Za-z]/.test(w)).length < MIN_PROMPT_WORDS) {
     return `issue text under ${MIN_PROMPT_WORDS} words`;
   }
-  const gold = issueGold(filesOfPatch(instance.fix_patch));
+  const gold = issueGold(filesOfPatch(instance.patch));
   if (!gold.ok) return gold.reason;
-  const parent = instance.base.sha;
+  const parent = instance.base;
   if (!(await hasCommit(gitDir, parent))) return "base commit not in the mirror";
   for (const path of gold.gold.filter((p) => !gold.goldNew.includes(p))) {
     let size: number;
@@ -213,13 +195,15 @@ async function taskOf(
     return "the base tree is over the snapshot's limits";
   }
   return {
-    id: instanceId(instance),
+    id: instance.id,
     repo: source.repo,
     language: source.language,
-    split: source.heldOut ? "held-out" : "tuning",
-    dataset_file: source.file,
+    split: source.split,
+    blind: source.blind,
+    dataset: source.dataset,
+    dataset_file: instance.file,
     pull_request: instance.number,
-    issues: instance.resolved_issues.map((i) => i.number),
+    issues: instance.issues,
     parent,
     gold: gold.gold,
     gold_new: gold.goldNew,

@@ -23,7 +23,8 @@ import { type IssueResultsFile, type IssueTaskResult, issueReportMarkdown } from
  * (the planner is deterministic and sees the same files through the same tools); plan time
  * is not the worker's. run.ts is the benchmark; this is the quick loop for tuning.
  *
- * It plans the **tuning** split unless `--split held-out` is given: tune on tuning only.
+ * It plans the **tuning** split unless `--split held-out` (or `all`) is given: tune on tuning
+ * only.
  *
  *   npx tsx test/bench/planner/issues/in-process.ts --mirrors DIR [--only repo,repo]
  *       [--task ID] [--limit N] [--save-plans DIR] [--cache DIR] [--json FILE] [--quiet]
@@ -55,7 +56,7 @@ const only = values.only?.split(",").map((s) => s.trim().toLowerCase());
 const taskFile = JSON.parse(readFileSync(ISSUE_TASKS_FILE, "utf8")) as IssueTaskFile;
 let tasks = taskFile.tasks.filter(
   (t) =>
-    t.split === values.split &&
+    (values.split === "all" || t.split === values.split) &&
     (only === undefined ||
       only.includes(t.repo.toLowerCase()) ||
       only.includes(t.repo.split("/")[1]!.toLowerCase())) &&
@@ -90,6 +91,7 @@ for (const task of tasks) {
     repo: task.repo,
     language: task.language,
     split: task.split,
+    blind: task.blind,
     parent_files: task.parent_files,
     snapshot_files: paths.size,
     gold: task.gold,

@@ -15,6 +15,8 @@ export interface IssueTaskResult {
   repo: string;
   language: string;
   split: Split;
+  /** Held out and chosen blind in issue 31 (sources.ts `blind`); absent in older results. */
+  blind?: boolean;
   parent_files: number;
   snapshot_files: number | null;
   gold: string[];
@@ -36,6 +38,9 @@ export interface IssueResultsFile {
 
 /** The issue's targets for the planner on real issue text. */
 export const ISSUE_TARGETS = { acc1: 0.45, acc5: 0.75, acc5OverBm25: 0.1 } as const;
+
+/** Issue 31's targets for the held-out Python tasks. */
+export const PYTHON_TARGETS = { acc1: 0.6, acc5: 0.85 } as const;
 
 /** A planner's first named files as plain paths (a proposed new file is shown with a `+`). */
 function plannerTop(p: PlannerResult): string[] {
@@ -120,6 +125,12 @@ export function partsOf(results: readonly IssueTaskResult[]): [string, IssueTask
   return [
     ["tuning repositories", results.filter((r) => r.split === "tuning")],
     ["held-out repositories", results.filter((r) => r.split === "held-out")],
+    ["held-out Python", results.filter((r) => r.split === "held-out" && r.language === "Python")],
+    [
+      "held-out, chosen blind in issue 31",
+      results.filter((r) => r.split === "held-out" && r.blind === true),
+    ],
+    ["tuning Python", results.filter((r) => r.split === "tuning" && r.language === "Python")],
     ["trees ≥ 1,000 files", results.filter((r) => bucketOf(r.parent_files) === "≥ 1,000 files")],
     ["all", [...results]],
   ];
@@ -132,7 +143,9 @@ export function partsOf(results: readonly IssueTaskResult[]): [string, IssueTask
 export function issueSummaryTable(results: readonly IssueTaskResult[]): string {
   return markdownTable(
     ["part", ...HEADER],
-    partsOf(results).map(([label, part]) => [label, ...cells(rowOf(part))]),
+    partsOf(results)
+      .filter(([, part]) => part.length > 0)
+      .map(([label, part]) => [label, ...cells(rowOf(part))]),
   );
 }
 
@@ -144,6 +157,18 @@ export function targetVerdict(label: string, results: readonly IssueTaskResult[]
   const margin = (acc5 ?? 0) - (row.bm25.acc5 ?? 0);
   const verdict = (ok: boolean) => (ok ? "met" : "**not met**");
   return `${label}: Acc@1 ${formatShare(acc1)} (≥ 45 %: ${verdict((acc1 ?? 0) >= ISSUE_TARGETS.acc1)}), Acc@5 ${formatShare(acc5)} (≥ 75 %: ${verdict((acc5 ?? 0) >= ISSUE_TARGETS.acc5)}), Acc@5 − BM25's ${(margin * 100).toFixed(1)} points (≥ 10: ${verdict(margin >= ISSUE_TARGETS.acc5OverBm25 - 1e-9)})`;
+}
+
+/** Issue 31's target for held-out Python, in words (nothing when the run has none). */
+function pythonVerdict(results: readonly IssueTaskResult[]): string[] {
+  const part = results.filter((r) => r.split === "held-out" && r.language === "Python");
+  const row = rowOf(part);
+  if (row.planner === null || row.tasks === 0) return [];
+  const { acc1, acc5 } = row.planner;
+  const verdict = (ok: boolean) => (ok ? "met" : "**not met**");
+  return [
+    `- held-out Python (issue 31): Acc@1 ${formatShare(acc1)} (≥ 60 %: ${verdict((acc1 ?? 0) >= PYTHON_TARGETS.acc1)}), Acc@5 ${formatShare(acc5)} (≥ 85 %: ${verdict((acc5 ?? 0) >= PYTHON_TARGETS.acc5)}) on ${row.tasks} tasks`,
+  ];
 }
 
 function breakdown(
@@ -176,10 +201,12 @@ export function issueReportMarkdown(file: IssueResultsFile): string {
   );
   out.push(
     "\nTargets:\n",
-    partsOf(results)
-      .filter(([label]) => label !== "trees ≥ 1,000 files")
-      .map(([label, part]) => `- ${targetVerdict(label, part)}`)
-      .join("\n"),
+    [
+      ...partsOf(results)
+        .filter(([label, part]) => label !== "trees ≥ 1,000 files" && part.length > 0)
+        .map(([label, part]) => `- ${targetVerdict(label, part)}`),
+      ...pythonVerdict(results),
+    ].join("\n"),
   );
   const repeats = results.filter((r) => r.repeat !== undefined);
   if (repeats.length > 0) {

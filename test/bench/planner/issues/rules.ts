@@ -152,17 +152,38 @@ export interface IssueText {
  * // "Crash on empty input\n\nSteps: …"
  */
 export function issuePrompt(issues: readonly IssueText[]): string {
-  const text = issues
-    .map((issue) => {
-      const body = (issue.body ?? "").replace(/<!--[\s\S]*?(-->|$)/g, "");
-      return `${issue.title.trim()}\n\n${body}`;
-    })
-    .join("\n\n")
+  return normaliseLines(
+    issues
+      .map((issue) => `${issue.title.trim()}\n\n${withoutHtmlComments(issue.body ?? "")}`)
+      .join("\n\n"),
+  );
+}
+
+/**
+ * The prompt of a task whose dataset holds the issue as one text (SWE-bench's
+ * `problem_statement`: the title, a line end, the body), normalised as {@link issuePrompt}.
+ *
+ * @example
+ * statementPrompt("Crash on empty input\r\n<!-- template -->\r\n\r\n\r\nSteps: …");
+ * // "Crash on empty input\n\nSteps: …"
+ */
+export function statementPrompt(statement: string): string {
+  return normaliseLines(withoutHtmlComments(statement));
+}
+
+/** GitHub does not show HTML comments: they are the issue template's instructions. */
+function withoutHtmlComments(text: string): string {
+  return text.replace(/<!--[\s\S]*?(-->|$)/g, "");
+}
+
+/** Line ends become `\n`, trailing blanks and runs of blank lines go; cut at the API's limit. */
+function normaliseLines(text: string): string {
+  return text
     .replace(/\r\n?/g, "\n")
     .replace(/[ \t]+$/gm, "")
     .replace(/\n{3,}/g, "\n\n")
-    .trim();
-  return text.slice(0, MAX_PROMPT_CHARS);
+    .trim()
+    .slice(0, MAX_PROMPT_CHARS);
 }
 
 /**

@@ -1,12 +1,12 @@
 import type { Steering } from "../feedback/steering.ts";
 import type { RankedFile } from "../rank/ranking.ts";
 import type { Chosen } from "../rank/selection.ts";
+import { testsOf } from "../rank/test-choice.ts";
 import { migrationFolders } from "../repository/conventions.ts";
 import { type Existing, existingNames } from "../repository/existing.ts";
 import { fileCount, type Knowledge, searchOf } from "../repository/knowledge.ts";
 import { formatLines } from "../repository/line-refs.ts";
 import { projectFacts, README_NAMES, readmeSummary } from "../repository/manifests.ts";
-import { testPairing } from "../repository/tests.ts";
 import { taskIntent } from "../task/intent.ts";
 import type { Transcript } from "../transcript.ts";
 import {
@@ -113,6 +113,7 @@ export function draft(
     clauseOf,
     registers,
     tests: list.tests,
+    covers: chosen.covers,
     existing,
     hasCommands: false,
   };
@@ -135,7 +136,7 @@ export function draft(
   }));
   const tests = list.tests.map((path) => {
     const f = byPath.get(path);
-    const subject = [...listed].find((p) => testPairing(path, p) >= 2);
+    const subject = [...listed].find((p) => testsOf(chosen, p).includes(path));
     const n = note(path);
     const where = symbolList(n) || (n.mentions.length > 0 ? formatLines(n.mentions[0]!.lines) : "");
     const about = subject

@@ -2,10 +2,10 @@ import type { Steering } from "../feedback/steering.ts";
 import { resolvePath } from "../rank/pointers.ts";
 import type { RankedFile } from "../rank/ranking.ts";
 import type { Chosen } from "../rank/selection.ts";
+import { testsOf } from "../rank/test-choice.ts";
 import type { Existing } from "../repository/existing.ts";
 import type { Knowledge } from "../repository/knowledge.ts";
 import { pathKind } from "../repository/paths.ts";
-import { testPairing } from "../repository/tests.ts";
 import type { TaskIntent } from "../task/intent.ts";
 import { words } from "./file-notes.ts";
 
@@ -115,7 +115,7 @@ export function openQuestions(q: QuestionFacts): string[] {
     first !== undefined &&
     pathKind(first) === "source" &&
     !s.kinds.drop.has("tests") &&
-    !q.tests.some((t) => testPairing(t, first) >= 2) &&
+    testsOf(q.chosen, first).length === 0 &&
     s.only === null
   )
     out.push(`No test is paired with \`${first}\`: where should the change be tested?`);

@@ -1,17 +1,18 @@
 import type { RankedFile } from "../rank/ranking.ts";
+import { testsOf } from "../rank/test-choice.ts";
 import type { Existing } from "../repository/existing.ts";
 import type { Knowledge } from "../repository/knowledge.ts";
 import { enclosing, formatLines, formatSpan, symbolSpans } from "../repository/line-refs.ts";
 import { dirOf, extensionOf, fileStem, pathKind } from "../repository/paths.ts";
 import {
   closestCase,
+  type Declaration,
   declarationsOf,
   entryFunction,
   optionsTypes,
   type TestCase,
   testCases,
 } from "../repository/places.ts";
-import { testPairing } from "../repository/tests.ts";
 import type { TaskIntent, TaskKind } from "../task/intent.ts";
 import { type FileNote, REUSE, symbolList, words } from "./file-notes.ts";
 import type { Listing } from "./listing.ts";
@@ -37,6 +38,8 @@ export interface PlanFacts {
   registers: ReadonlyMap<string, string>;
   /** The tests the plan lists. */
   tests: readonly string[];
+  /** Tests listed for the code they exercise (rank/test-choice.ts `testsOf`). */
+  covers?: ReadonlyMap<string, string>;
   existing: readonly Existing[];
   hasCommands: boolean;
 }
@@ -116,7 +119,17 @@ function specificAction(p: PlanFacts, path: string, clause: string | null): stri
   const option = p.intent.option?.replace(/^-+/, "") ?? null;
   if (option !== null && p.intent.kind === "add") {
     const declared = declarationsOf(path, lines, option)[0];
-    const entry = entryFunction(path, lines, p.intent.names);
+    const entry = entryFunction(path, lines, p.intent.names, p.intent.command);
+    const taken = entry === null ? null : takenOption(entry.signature, option, p.existing);
+    // Taken as its own parameter, or through an options type declared in another file (one
+    // declared here is "already here" below).
+    if (entry !== null && taken !== null && (taken.declared === null || declared === undefined)) {
+      const range = formatSpan(entry.span.start, entry.span.end);
+      if (taken.declared === null)
+        return `\`${entry.span.name}\` (${range}) already takes \`${option}\` — \`${taken.param}\` — so ${p.intent.treatment ?? "change"} what it does with it rather than adding a second one`;
+      const at = taken.declared;
+      return `\`${entry.span.name}\` (${range}) already takes \`${option}\` through \`${taken.param}\` (\`${at.text}\` in \`${at.within}\`, line ${at.line} of \`${at.path}\`): ${p.intent.treatment ?? "change"} what it does with it rather than adding a second one`;
+    }
     if (declared !== undefined) {
       const reads =
         entry !== null && entry.span.name !== declared.within
@@ -132,6 +145,9 @@ function specificAction(p: PlanFacts, path: string, clause: string | null): stri
           : "";
       return `add \`${option}\` to \`${type.span.name}\` (${formatSpan(type.span.start, type.span.end)})${reads}`;
     }
+    const optionsParam = entry === null ? null : OPTIONS_PARAM.exec(entry.signature);
+    if (entry !== null && optionsParam !== null)
+      return `add \`${option}\` to \`${optionsParam[2]}\`, which \`${entry.span.name}\` (${formatSpan(entry.span.start, entry.span.end)}) takes as \`${optionsParam[1]}\``;
     if (entry !== null)
       return `\`${entry.span.name}\` (${formatSpan(entry.span.start, entry.span.end)}) takes no options object — \`${entry.signature}\` — so \`${option}\` needs one (keep the current call working)`;
   }
@@ -157,6 +173,39 @@ function specificAction(p: PlanFacts, path: string, clause: string | null): stri
     return `${verb} \`${name}\` (${range}${declared.within ? `, in \`${declared.within}\`` : ""}) — \`${declared.text}\``;
   }
   return null;
+}
+
+/** A parameter typed by an options type: `opt?: CookieOptions`, `options: CORSOptions`. */
+const OPTIONS_PARAM = /\b([A-Za-z_$][\w$]*)\??\s*:\s*([A-Z][\w$]*Options)\b/;
+
+/**
+ * How a function already takes the option a task asks for: as a parameter of its own
+ * (`prefix?: CookiePrefixOptions` of `getCookie`), or through an options type it takes whose
+ * declaration the repository already has (`opt?: CookieOptions`, with `maxAge?: number` in
+ * `CookieOptions`). Null when its signature shows neither.
+ *
+ * @example
+ * takenOption("export const getCookie = (c, key?, prefix?: CookiePrefixOptions) => {", "prefix", [])
+ * // { param: "prefix?: CookiePrefixOptions", declared: null }
+ */
+export function takenOption(
+  signature: string,
+  option: string,
+  existing: readonly Existing[],
+): { param: string; declared: ({ path: string } & Declaration) | null } | null {
+  const own = new RegExp(`[(,]\\s*(${escaped(option)}\\??\\s*(?::[^,)=]+|=[^,)]+))`).exec(
+    signature,
+  );
+  if (own !== null) return { param: own[1]!.trim(), declared: null };
+  const typed = OPTIONS_PARAM.exec(signature);
+  if (typed === null) return null;
+  const places = existing.find((e) => e.asOption)?.places ?? [];
+  const declared = places.find((x) => x.within === typed[2]);
+  return declared === undefined ? null : { param: typed[0], declared };
+}
+
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** The symbols and lines of a note, as a list line names them. */
@@ -218,7 +267,11 @@ function exampleToFollow(p: PlanFacts): string | null {
   const option = p.existing.find((e) => e.asOption);
   if (option === undefined || p.intent.kind !== "add") return null;
   const target = p.list.changes[0];
-  if (target === undefined || option.places.some((x) => x.path === target)) return null;
+  if (target === undefined) return null;
+  // A place the target has, or reaches through what it imports (the options type its function
+  // takes), is the option itself, not a model: "model it on the one it already has" is circular.
+  const reach = new Set([target, ...(p.byPath.get(target)?.imports ?? [])]);
+  if (option.places.some((x) => reach.has(x.path))) return null;
   const other = option.places.find((x) => pathKind(x.path) === "source");
   if (other === undefined) return null;
   return `Model \`${option.name}\` on the one \`${other.path}\` already has (line ${other.line}${other.within ? `, in \`${other.within}\`` : ""}${other.text ? `: \`${other.text}\`` : ""}) — same name, same shape.`;
@@ -231,7 +284,7 @@ function testSteps(p: PlanFacts): string[] {
   if (p.list.dropped.has("tests")) return out;
   const about = [...(p.intent.option !== null ? [p.intent.option] : []), ...p.intent.names];
   for (const source of p.list.changes.slice(0, 2)) {
-    const test = p.tests.find((t) => testPairing(t, source) >= 2);
+    const test = testsOf(p, source)[0];
     if (test === undefined) {
       if (source === p.list.changes[0] && pathKind(source) === "source") {
         const beside = siblingTestName(source, p.k);

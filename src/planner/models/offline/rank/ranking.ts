@@ -65,6 +65,12 @@ export interface TermEvidence {
   truncated: boolean;
   /** The whole identifier this term is a part of (counts as the same evidence for coverage). */
   partOf?: string;
+  /**
+   * A common word of the task's prose (task/terms.ts `COMMON_WORDS`): its mentions count at its
+   * weight, but a definition of it is no evidence ("check" is not `JSONTag.check`) and it
+   * adds nothing to a file's coverage.
+   */
+  common?: boolean;
 }
 
 export interface RankInput {
@@ -208,7 +214,7 @@ export function rankFiles(input: RankInput): RankedFile[] {
       add(path, t.weight * pathIdf * score * match.strength);
     }
     const defIdf = idf(total, t.defs.size) * damping;
-    for (const [path, defs] of t.defs) {
+    for (const [path, defs] of t.common ? [] : t.defs) {
       if (!allowed(path)) continue;
       let best = 0;
       let bestDef: DefinitionHit | null = null;
@@ -250,6 +256,7 @@ export function rankFiles(input: RankInput): RankedFile[] {
   const telling = new Set(
     input.terms
       .filter((t) => {
+        if (t.common) return false;
         if (input.terms.length <= FEW_TERMS) return true;
         const df = new Set([...t.hits.keys(), ...t.pathMatches]).size;
         return df > 0 && !t.truncated && df / total <= TELLING_SHARE;

@@ -3,13 +3,13 @@ import { nameMatch } from "../repository/definitions.ts";
 import { importSpecifiers, lineImports, resolveImport } from "../repository/imports.ts";
 import { fileCount, type Knowledge, searchOf } from "../repository/knowledge.ts";
 import { dirOf, fileStem, matchPath, namesModule, pathKind } from "../repository/paths.ts";
-import { isTestSupport, testPairing } from "../repository/tests.ts";
 import { taskIntent } from "../task/intent.ts";
 import { splitIdentifier, stem } from "../task/terms.ts";
 import type { Transcript } from "../transcript.ts";
 import { pointedFiles } from "./pointers.ts";
 import type { DefinitionHit } from "./ranking.ts";
 import { entryPoints, type RankedFile, rankFiles, type TermEvidence } from "./ranking.ts";
+import { MAX_TESTS, testsFor } from "./test-choice.ts";
 
 /**
  * The fourth stage, ranking (rank/): pointers.ts resolves what the task's text points at,
@@ -29,7 +29,6 @@ const MAX_CHANGES = 6;
 const CHANGE_SHARE = 0.35;
 /** A file without a definition or name match is a file to change only this close to the best. */
 const STRONG_SHARE = 0.6;
-const MAX_TESTS = 4;
 /** The `area: repository root` hint lifts the files at the top level, a little. */
 const ROOT_AREA = /^(repository root|root|\.|\/)$/i;
 
@@ -52,6 +51,7 @@ export function rank(k: Knowledge, s: Steering): RankedFile[] {
       defs: definitionsOf(k, term.text),
       truncated: (found?.truncated ?? false) || k.defsTruncated.has(term.text),
       ...(term.partOf !== undefined && { partOf: term.partOf }),
+      ...(term.common === true && { common: true }),
     };
   });
   const exclude = new Set(s.exclude);
@@ -202,6 +202,11 @@ export interface Chosen {
   /** Files ranked next: to check for a matching change. */
   checks: string[];
   tests: string[];
+  /**
+   * Tests listed for the code they exercise though neither place nor name pairs them
+   * (`tests/test_request.py` for `Request.max_content_length` in `wrappers.py`): test → source.
+   */
+  covers?: ReadonlyMap<string, string>;
   /** Why these files, when the choice did not come from term evidence. */
   note: string | null;
 }
@@ -221,7 +226,7 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
     const only = s.only.filter((p) => !s.exclude.has(p));
     const changes = only.filter((p) => pathKind(p) !== "test");
     const named = only.filter((p) => pathKind(p) === "test");
-    const paired = testsFor(changes, [], k).filter((p) => !named.includes(p));
+    const paired = testsFor(changes, [], k).tests.filter((p) => !named.includes(p));
     return { changes, checks: [], tests: [...named, ...paired].slice(0, MAX_TESTS), note: null };
   }
   // A test the user named is a test to extend, listed first among the tests.
@@ -263,10 +268,11 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
       .filter((f) => !changes.includes(f.path))
       .slice(0, Math.max(0, MAX_LISTED - changes.length))
       .map((f) => f.path);
-    const paired = testsFor([...changes, ...checks], ranking, k).filter(
-      (p) => !namedTests.includes(p),
-    );
-    return { changes, checks, tests: [...namedTests, ...paired].slice(0, MAX_TESTS), note: null };
+    const found = testsFor([...changes, ...checks], ranking, k);
+    const paired = found.tests.filter((p) => !namedTests.includes(p));
+    const tests = [...namedTests, ...paired].slice(0, MAX_TESTS);
+    const covers = new Map([...found.covers].filter(([test]) => tests.includes(test)));
+    return { changes, checks, tests, covers, note: null };
   }
   // Nothing matched: fall back to entry points of the chosen area, or of the whole repository.
   const pool = s.scope !== null ? (k.areas.get(s.scope)?.paths ?? []) : [...k.known];
@@ -286,37 +292,6 @@ export function chooseFiles(ranking: readonly RankedFile[], k: Knowledge, s: Ste
           ? "The task's terms matched no file, so the plan starts from the repository's entry points."
           : null,
   };
-}
-
-/**
- * The tests of the listed files: for each file in order, the test beside it, then the one
- * named after its module; then tests that matched the task's terms, best first. Fixtures and
- * support helpers are never listed as tests.
- */
-function testsFor(
-  listed: readonly string[],
-  ranking: readonly RankedFile[],
-  k: Knowledge,
-): string[] {
-  const tests = [...k.known].filter((p) => pathKind(p) === "test").sort();
-  const out: string[] = [];
-  for (const source of listed) {
-    const paired = tests
-      .map((test) => ({ test, pairing: testPairing(test, source) }))
-      .filter((x) => x.pairing >= 2)
-      .sort((a, b) => b.pairing - a.pairing || (a.test < b.test ? -1 : 1));
-    // The test beside a file is its test; a namesake elsewhere only when there is none beside it.
-    const best = paired[0]?.pairing ?? 0;
-    for (const { test, pairing } of paired)
-      if (pairing === best && !out.includes(test)) out.push(test);
-  }
-  // Tests that only mention the task's words (a runtime-test entry point, an end-to-end
-  // suite) are listed when nothing pairs with the code: beside a paired test they are noise.
-  if (out.length > 0) return out.slice(0, MAX_TESTS);
-  for (const f of ranking)
-    if (f.isTest && !f.named && !out.includes(f.path) && f.own > 0 && !isTestSupport(f.path))
-      out.push(f.path);
-  return out.slice(0, MAX_TESTS);
 }
 
 /**

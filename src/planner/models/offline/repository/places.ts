@@ -89,14 +89,17 @@ export function declarationsOf(
 }
 
 /**
- * The function a module is used through: the one named after the module (`cors` in
- * `middleware/cors/index.ts`, `getCookie` when the task names it), else the first exported
- * function; with its first line, which shows how it is called.
+ * The function a module is used through: the one the task names (`getCookie`), the command
+ * a new flag is for (`run_command` for `flask run`, by its `@click.command("run")` or its
+ * name), the one named after the module (`cors` in `middleware/cors/index.ts`), the first
+ * command of a command-line module, else the first exported function; with its first line,
+ * which shows how it is called.
  */
 export function entryFunction(
   path: string,
   lines: readonly [number, string][],
   preferred: readonly string[] = [],
+  command: string | null = null,
 ): { span: Span; signature: string } | null {
   const spans = symbolSpans(path, lines).filter(
     (s) => s.kind === "function" || s.kind === "method" || s.kind === "constant",
@@ -109,15 +112,53 @@ export function entryFunction(
   };
   const byName = (names: readonly string[]) =>
     spans.find((s) => names.some((n) => normal(n) === normal(s.name)) && isCallable(s));
+  const commands = commandFunctions(spans, text);
   const found =
     byName(preferred) ??
+    (command === null ? undefined : commands.find((c) => c.command === normal(command))?.span) ??
     spans.find((s) => normal(s.name) === module && isCallable(s)) ??
+    commands[0]?.span ??
     spans.find(
       (s) => /^\s*export\b|^\s*pub\s|^def\s|^func\s/.test(text.get(s.start) ?? "") && isCallable(s),
     );
   if (found === undefined) return null;
   return { span: found, signature: signatureAt(text, found.start) };
 }
+
+/**
+ * The functions a command-line module declares as commands — decorated with a command
+ * (`@click.command("run")`, `@app.command()`, `@cli.command`) — with the command's name: the
+ * decorator's string, else the function's name less a `_command`/`Command`/`Cmd` ending.
+ */
+function commandFunctions(
+  spans: readonly Span[],
+  text: ReadonlyMap<number, string>,
+): { span: Span; command: string }[] {
+  const out: { span: Span; command: string }[] = [];
+  for (const span of spans) {
+    if (span.kind !== "function") continue;
+    let named: string | null = null;
+    let decorated = false;
+    for (let n = span.start - 1; n >= Math.max(1, span.start - DECORATOR_LINES); n--) {
+      const line = text.get(n) ?? "";
+      if (!/^\s*@/.test(line)) break;
+      const m = /^\s*@[\w.]*\b(?:command|group)\s*(?:\(\s*(?:name\s*=\s*)?["']([\w-]+)["'])?/.exec(
+        line,
+      );
+      if (m !== null) {
+        decorated = true;
+        named = m[1] ?? named;
+      }
+    }
+    if (!decorated) continue;
+    const bare = span.name.replace(/(_command|_cmd|Command|Cmd)$/, "");
+    out.push({ span, command: normal(named ?? bare) });
+  }
+  return out;
+}
+
+/** Decorator lines read above a function for a command. */
+const DECORATOR_LINES = 20;
 
 /** A test case or group of a test file. */
 export interface TestCase {

@@ -65,11 +65,13 @@ export function testSubject(test: string): string | null {
 /**
  * How surely `test` is about `source`: 3 beside it (same folder or its `__tests__`, same
  * name), 2 named after its module elsewhere (`tests/test_config.py`, a mirrored
- * `test/middleware/logger/index.test.ts`), 0 otherwise — support files pair with nothing.
+ * `test/middleware/logger/index.test.ts`) or after its folder and name together
+ * (`tests/test_json_tag.py`), 0 otherwise — support files pair with nothing.
  *
  * @example
  * testPairing("src/middleware/logger/index.test.ts", "src/middleware/logger/index.ts") // 3
  * testPairing("tests/test_config.py", "src/flask/config.py") // 2
+ * testPairing("tests/test_json_tag.py", "src/flask/json/tag.py") // 2
  * testPairing("runtime-tests/bun/index.test.tsx", "src/middleware/cache/index.ts") // 0
  */
 export function testPairing(test: string, source: string): Pairing {
@@ -90,7 +92,16 @@ export function testPairing(test: string, source: string): Pairing {
     if (subject === module) return 2;
     return subject === name && there.split("/").pop()?.toLowerCase() === module ? 2 : 0;
   }
-  return subject === name ? 2 : 0;
+  if (subject === name) return 2;
+  // A test named after the feature, its folder and its file together (`test_json_tag.py` for
+  // `json/tag.py`, `CookieUtilsTest` for `cookie/utils.ts`): a namesake as sure as the file's.
+  const folder = here.split("/").pop()?.toLowerCase() ?? "";
+  return folder !== "" && squash(subject) === squash(folder + name) ? 2 : 0;
+}
+
+/** A name without its separators: `json_tag`, `json-tag` and `jsontag` are one name. */
+function squash(name: string): string {
+  return name.replace(/[-_.]/g, "");
 }
 
 /**
@@ -114,7 +125,55 @@ export function testGlobs(source: string): string[] {
     `**/${base}_test.*`,
     `**/test_${base}.*`,
   ];
+  const folder = dir.split("/").pop() ?? "";
+  // The test named after the feature (`tests/test_json_tag.py` for `json/tag.py`).
+  if (folder !== "" && !isModuleFile(source)) globs.push(`**/test_${folder}_${name}.*`);
   if (languageOf(source) === "java") globs.push(`**/${cap}Test.*`, `**/${cap}Tests.*`);
   if (languageOf(source) === "rb") globs.push(`**/${base}_spec.*`);
   return globs;
+}
+
+/** A test file as coverage reads it: its path and the names it defines (its cases). */
+export interface TestDefinitions {
+  path: string;
+  names: readonly string[];
+}
+
+/**
+ * The tests that exercise `source` though neither its place nor its name says so: a test file
+ * named after a class the source defines (`tests/test_request.py` for `Request` in
+ * `wrappers.py`), or one with a case named after a function or property the source defines
+ * (`test_max_content_length` for `max_content_length`). Only names of at least
+ * {@link MIN_COVERED_NAME} characters count: `get` or `run` would pair everything.
+ *
+ * @example
+ * coveringTests(["Request", "max_content_length"], [{ path: "tests/test_request.py", names: ["test_limit_config"] }])
+ * // ["tests/test_request.py"]
+ */
+export function coveringTests(
+  defined: readonly string[],
+  tests: readonly TestDefinitions[],
+): string[] {
+  const names = defined.map(squashLower).filter((n) => n.length >= MIN_COVERED_NAME);
+  if (names.length === 0) return [];
+  const out: string[] = [];
+  for (const test of tests) {
+    if (isTestSupport(test.path)) continue;
+    const subject = testSubject(test.path);
+    if (subject === null) continue;
+    const cases = test.names.map(squashLower);
+    if (
+      names.includes(squash(subject)) ||
+      cases.some((c) => names.some((n) => c === `test${n}` || c.startsWith(`test${n}`)))
+    )
+      out.push(test.path);
+  }
+  return out;
+}
+
+/** Shortest defined name a test's name or case is matched against. */
+const MIN_COVERED_NAME = 6;
+
+function squashLower(name: string): string {
+  return squash(name.toLowerCase());
 }

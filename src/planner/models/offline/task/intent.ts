@@ -16,6 +16,7 @@ export type TaskKind = "add" | "fix" | "remove" | "change";
  * @example
  * taskKind("Add GitHub OAuth login") // "add"
  * taskKind("Fix escaped path matcher over-matching") // "fix"
+ * taskKind("getCookie should accept a prefix option") // "add"
  */
 export function taskKind(task: string): TaskKind {
   const first = task
@@ -26,7 +27,11 @@ export function taskKind(task: string): TaskKind {
     /^(add|adds|added|introduce|support|allow|enable|implement|create|expose|provide|accept|new\b)/.test(
       first,
     ) ||
-    /^(let|make)\b.{0,80}\b(accept|support|take|load|allow|read|handle|use)s?\b/.test(first)
+    /^(let|make)\b.{0,80}\b(accept|support|take|load|allow|read|handle|use)s?\b/.test(first) ||
+    // "getCookie should accept a prefix option": what the subject should take is new to it.
+    /^[\w.`'"()-]+(?:\s+[\w.`'"()-]+){0,3}\s+(?:should|must|needs? to|could)\s+(?:also\s+)?(?:accept|support|take|allow|expose|provide)s?\s+(?:an?|the|new|its|custom|optional)\b/.test(
+      first,
+    )
   )
     return "add";
   if (
@@ -52,6 +57,11 @@ export interface TaskIntent {
    * adds ("… option to cors", "… to the logger middleware", "… flag to the install command").
    */
   target: string | null;
+  /**
+   * The command-line command a new flag is for ("… option to `flask run`", "… flag to the
+   * install command" → `run`, `install`): its own function takes the flag, not a helper.
+   */
+  command: string | null;
 }
 
 /** Words that describe an option rather than name it ("a new option", "a custom option"). */
@@ -112,7 +122,25 @@ export function taskIntent(e: TaskEvidence): TaskIntent {
       title,
     );
   const target = to !== null && isName(to[1]!) ? to[1]! : null;
-  return { kind: taskKind(title), option, treatment, names, target };
+  return { kind: taskKind(title), option, treatment, names, target, command: commandOf(title) };
+}
+
+/**
+ * The command a title adds a flag or option to: the word after the program in "… to
+ * `flask run`" (a flag's title), or the word before "command" ("the install command").
+ *
+ * @example
+ * commandOf("Add an --exclude-patterns option to flask run") // "run"
+ * commandOf("add a --dry-run flag to the install command") // "install"
+ */
+export function commandOf(title: string): string | null {
+  const named = /\b(?:the\s+)?[`'"]?([a-z][\w-]*)[`'"]?\s+(?:sub)?command\b/i.exec(title);
+  if (named !== null && isName(named[1]!)) return named[1]!.toLowerCase();
+  if (!/(?:^|\s)--[a-z]/i.test(title)) return null;
+  const invoked = /\b(?:to|of|for|in|on)\s+(?:the\s+)?`?([a-z][\w.-]*)\s+([a-z][\w-]*)`?/i.exec(
+    title,
+  );
+  return invoked !== null && isName(invoked[2]!) ? invoked[2]!.toLowerCase() : null;
 }
 
 function isName(word: string): boolean {

@@ -1,6 +1,8 @@
 import { CODE_NOISE, isCodeLike, type NamePlace, type TaskEvidence } from "./evidence.ts";
 import type { NameCensus } from "./probes.ts";
 import {
+  COMMON_WORD_WEIGHT,
+  COMMON_WORDS,
   identifierSpellings,
   MAX_ANALYSED_CHARS,
   STOP_WORDS,
@@ -72,10 +74,16 @@ export function taskTerms(
   const out = new Map<string, Candidate>();
   const put = (c: Candidate) => {
     const known = out.get(c.text);
-    if (known === undefined) out.set(c.text, c);
-    else if (c.priority > known.priority)
+    if (known === undefined) {
+      out.set(c.text, c);
+      return;
+    }
+    // A common word the task also writes as a name is a name.
+    const common = known.common === true && c.common === true;
+    if (c.priority > known.priority)
       out.set(c.text, { ...c, weight: Math.max(c.weight, known.weight) });
     else known.weight = Math.max(known.weight, c.weight);
+    if (!common) delete out.get(c.text)!.common;
   };
   const members = new Set(e.qualified.map((q) => q.member));
   const owners = new Set(e.qualified.map((q) => q.owner));
@@ -129,10 +137,12 @@ export function taskTerms(
     const priority = w.inTitle
       ? 5 + Math.min(1, (mentions - 1) / 4)
       : Math.min(4.5, 0.5 + mentions);
-    const weight = w.inTitle ? 1.2 : 0.6 + Math.min(0.5, 0.15 * (mentions - 1));
+    const plain = w.inTitle ? 1.2 : 0.6 + Math.min(0.5, 0.15 * (mentions - 1));
+    const common = COMMON_WORDS.has(s);
     put({
       text: s,
-      weight,
+      weight: common ? plain * COMMON_WORD_WEIGHT : plain,
+      ...(common && { common }),
       surface: w.word,
       via: w.inTitle ? "title word" : "word",
       priority,

@@ -28,6 +28,12 @@ export interface Term {
   absent?: boolean;
   /** A part of this whole identifier's term, and not a word of the task of its own. */
   partOf?: string;
+  /**
+   * A common word of the task's prose ("check", "accept", "option"): it says how the task is
+   * put, not where the change goes, so a file that defines or mentions it is no evidence by
+   * that alone ({@link COMMON_WORDS}).
+   */
+  common?: boolean;
 }
 
 export const MIN_TERM_CHARS = 3;
@@ -73,6 +79,16 @@ optimize optimise optimized optimization simplify simplified simplifies refactor
 rework reworked cleanup clean cleans cleaned tweak tweaks follow followup possible possibly
 actually already anymore whether`.split(/\s+/),
 );
+
+/**
+ * Words a task uses in prose that are also names in code: "check that X is set" is not about a
+ * `check()` method (Flask's `json/tag.py` defines one per tag), "should accept an option" is
+ * not about the `Accept` header nor an `…Options` type. Written as code (in backticks, in an
+ * identifier) they are names again.
+ */
+export const COMMON_WORDS = new Set(["check", "accept", "option", "raise"]);
+/** What a common word of the prose weighs, against 1 for a plain word. */
+export const COMMON_WORD_WEIGHT = 0.2;
 
 /** Suffixes stripped (longest first) when the rest keeps at least {@link MIN_STEM_CHARS} characters. */
 const SUFFIXES = [
@@ -155,11 +171,20 @@ export function deriveTerms(text: string, limit = MAX_TERMS): Term[] {
     if ((STOP_WORDS.has(lower) && !code) || /^\d+$/.test(lower)) return;
     const t = stem(lower);
     if (t.length < MIN_TERM_CHARS || (STOP_WORDS.has(t) && !code)) return;
+    const common = COMMON_WORDS.has(t) && weight === 1;
     const known = terms.get(t);
     if (known) {
-      known.weight = Math.max(known.weight, weight);
+      known.weight = Math.max(known.weight, common ? COMMON_WORD_WEIGHT : weight);
       if (code) known.code = true;
-    } else terms.set(t, { text: t, weight, surface: lower, ...(code && { code }) });
+      if (!common) delete known.common;
+    } else
+      terms.set(t, {
+        text: t,
+        weight: common ? COMMON_WORD_WEIGHT : weight,
+        surface: lower,
+        ...(code && { code }),
+        ...(common && { common }),
+      });
   };
   const analysed = text.slice(0, MAX_ANALYSED_CHARS).replace(/https?:\/\/\S+/g, " ");
   // Words in backticks are names written as code, whatever their shape (`Find`, `extend()`).
