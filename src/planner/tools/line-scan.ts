@@ -45,6 +45,11 @@ export async function matchingLines(
     if (lines === 0) return true;
     const slice = text.slice(sliceStart, end);
     if (!(await budget.spend(slice.length))) return false;
+    const searched = pattern.searchLines(slice);
+    if (searched !== null) {
+      for (const i of searched) hits.push(sliceLine + i);
+      return true;
+    }
     const candidates = pattern.candidateLines(slice);
     if (candidates !== null) {
       for (const c of candidates)
