@@ -121,7 +121,10 @@ const line = (name: string, pick: (r: Row) => number) => {
 };
 const report = [
   `- **Run:** ${new Date(began).toISOString()}, ${((Date.now() - began) / 60_000).toFixed(1)} min; ${rows.length} consecutive first-parent commits of \`${gitDir}\` ending at ${commits.at(-1)!.slice(0, 12)}, ${rows[0]?.files ?? 0}–${rows.at(-1)?.files ?? 0} files, one embedded worker (built bundle), one owner`,
-  `- **Command:** \`npx tsx test/bench/planner/consecutive.ts ${process.argv.slice(2).join(" ")}\``,
+  `- **Command:** \`npx tsx test/bench/planner/consecutive.ts ${process.argv
+    .slice(2)
+    .map((a) => (a.includes(" ") ? JSON.stringify(a) : a))
+    .join(" ")}\``,
   `- **Machine:** \`nproc\` ${cpus().length}; load average at start ${startLoad.join(", ")}, at end ${loadavg()
     .map((n) => n.toFixed(2))
     .join(", ")}`,
