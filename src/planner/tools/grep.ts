@@ -85,7 +85,12 @@ export const grepTool: Tool = {
     if (!parsed.success) return fail(describeInvalidInput("Grep", parsed.error));
     const args = parsed.data;
 
-    const pattern = compileLinePattern(args.pattern, { ignoreCase: args["-i"] ?? false });
+    const pattern = compileLinePattern(args.pattern, {
+      ignoreCase: args["-i"] ?? false,
+      // The offline planner's patterns are planport's own (work-limited scans): a faster engine
+      // that answers exactly as RE2 may test them (trusted-pattern.ts).
+      trusted: ctx.scanLimit?.kind === "work",
+    });
     if (!pattern.ok) return fail(pattern.error);
     const scope = await resolveScope(args, ctx);
     if (!scope.ok) return fail(scope.error);

@@ -1,6 +1,7 @@
 import { RE2JS, RE2JSException } from "re2js";
 import { err, ok, type Result } from "../../protocol/index.ts";
 import { requiredLiterals } from "./required-literals.ts";
+import { trustedLineTest, trustedSliceSearch } from "./trusted-pattern.ts";
 
 /**
  * Grep's regular expressions. The pattern is the model's choice — and a prompt-injected README
@@ -39,6 +40,12 @@ export interface LinePattern {
    * they are few enough that testing them beats a pass over the whole text; else null.
    */
   candidateLines(text: string): LineSpan[] | null;
+  /**
+   * The indexes of the lines of `text` (whole lines, "\n" between them) that match, found in
+   * one pass by a faster engine that answers exactly as the line tests would; null when it
+   * cannot answer for this text (or the pattern is not `trusted`). Then the tests above decide.
+   */
+  searchLines(text: string): number[] | null;
 }
 
 /** A line of a text: its index (0 for the first) and where it starts and ends. */
@@ -61,10 +68,13 @@ const CHARS_PER_CANDIDATE = 256;
  * const p = compileLinePattern("^(a+)+$", { ignoreCase: false });
  * p.ok && p.value.testLine("a".repeat(48) + "!") // false, at once
  * compileLinePattern("(?<=x)y", { ignoreCase: false }) // err("…lookbehind…")
+ *
+ * `trusted` is for the offline planner's own patterns (never a model's): their lines are
+ * tested by V8's RegExp where it answers exactly as RE2 (trusted-pattern.ts), the rest by RE2.
  */
 export function compileLinePattern(
   pattern: string,
-  opts: { ignoreCase: boolean },
+  opts: { ignoreCase: boolean; trusted?: boolean },
 ): Result<LinePattern, string> {
   const unsupported = unsupportedConstruct(pattern);
   if (unsupported !== null) {
@@ -75,8 +85,9 @@ export function compileLinePattern(
   const flags = opts.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0;
   let line: RE2JS;
   let whole: RE2JS;
+  let source: string;
   try {
-    const source = RE2JS.translateRegExp(pattern);
+    source = RE2JS.translateRegExp(pattern);
     line = RE2JS.compile(source, flags);
     whole = RE2JS.compile(source, flags | RE2JS.MULTILINE);
   } catch (error) {
@@ -99,8 +110,19 @@ export function compileLinePattern(
   const literals = opts.ignoreCase ? null : requiredLiterals(pattern);
   const hasLiteral = (text: string) =>
     literals === null || literals.every((set) => set.some((l) => text.includes(l)));
+  const re2Test = (text: string) => line.test(text);
+  const lineTest =
+    opts.trusted === true && !opts.ignoreCase
+      ? (trustedLineTest(source, re2Test) ?? re2Test)
+      : re2Test;
+  const sliceSearch =
+    opts.trusted === true && !opts.ignoreCase && prefilter !== null
+      ? trustedSliceSearch(source)
+      : null;
   return ok({
-    testLine: (text: string) => hasLiteral(text) && line.test(text),
+    testLine: (text: string) => hasLiteral(text) && lineTest(text),
+    searchLines: (text: string) =>
+      sliceSearch === null ? null : hasLiteral(text) ? sliceSearch(text) : [],
     mayMatch: (text: string) => hasLiteral(text) && (prefilter === null || prefilter.test(text)),
     canRuleOut: prefilter !== null || literals !== null,
     candidateLines: (text: string) => (literals === null ? null : candidateLines(text, literals)),

@@ -5,8 +5,10 @@ import type { ScanBudget } from "./scan-budget.ts";
  * How Grep searches one file's lines without holding the thread: the file is cut into slices
  * of about 20 ms of work each (sized by `ScanBudget` from the speed measured so far), each
  * slice is one synchronous call into the engine (or a few), and the scan yields between them.
- * Within a slice the cheapest test that can rule lines out comes first: candidate lines found
- * by literal search, else a whole-slice test, halving the slice while it may match.
+ * Within a slice the cheapest test that can rule lines out comes first: for the offline
+ * planner's own patterns a one-pass search by V8's RegExp where it answers as RE2 would
+ * (trusted-pattern.ts); else candidate lines found by literal search, else a whole-slice test,
+ * halving the slice while it may match.
  */
 
 /** Which lines of a file match, and how many were too long to search whole. */
@@ -45,6 +47,11 @@ export async function matchingLines(
     if (lines === 0) return true;
     const slice = text.slice(sliceStart, end);
     if (!(await budget.spend(slice.length))) return false;
+    const searched = pattern.searchLines(slice);
+    if (searched !== null) {
+      for (const i of searched) hits.push(sliceLine + i);
+      return true;
+    }
     const candidates = pattern.candidateLines(slice);
     if (candidates !== null) {
       for (const c of candidates)
