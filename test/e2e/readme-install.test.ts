@@ -9,7 +9,7 @@ import {
   rmSync,
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../local-client/package-root.ts";
 import { canSwitchUser, homeFor, UNPRIVILEGED } from "../support/installed-package.ts";
@@ -49,7 +49,8 @@ const users: (string | null)[] = canSwitchUser() ? [null, UNPRIVILEGED] : [null]
 function shellAs(user: string | null, script: string, cwd: string, home: string) {
   const env = [
     `HOME=${home}`,
-    `PATH=${join(home, ".local", "bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+    // A login shell's PATH: the user's own bin, Node's, the system's — nothing of this clone.
+    `PATH=${join(home, ".local", "bin")}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
     "LANG=C.UTF-8",
     "npm_config_update_notifier=false",
     "npm_config_fund=false",
