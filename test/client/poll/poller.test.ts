@@ -266,7 +266,6 @@ describe("pollForApprovedExitPlanMode", () => {
     const quick = clock.sleeps.filter((ms) => ms === 500).length;
     expect(quick).toBe(20);
     expect(clock.sleeps.slice(20).every((ms) => ms === 3_000)).toBe(true);
-
   });
 
   it("polls a session it attaches to at the ordinary interval from the start", async () => {

@@ -151,7 +151,9 @@ describe("renderPlan", () => {
       expect(quoted.length, `width ${width}`).toBeGreaterThan(2);
       for (const [i, line] of quoted.entries()) {
         expect(Array.from(line).length, `width ${width}: ${line}`).toBeLessThanOrEqual(width);
-        const last = i === quoted.length - 1 || quoted[i + 1]?.startsWith(`${line.match(/^ */)?.[0]}`) === false;
+        const last =
+          i === quoted.length - 1 ||
+          quoted[i + 1]?.startsWith(`${line.match(/^ */)?.[0]}`) === false;
         if (!last && !line.trimEnd().endsWith(".")) {
           expect(line.trim().split(" ").length, `width ${width}: "${line}"`).toBeGreaterThan(1);
         }
