@@ -46,8 +46,27 @@ afterAll(() => {
 
 const users: (string | null)[] = canSwitchUser() ? [null, UNPRIVILEGED] : [null];
 
+/**
+ * What this machine needs to reach the npm registry, as every user of it has it: proxies, and
+ * the certificate authorities of a proxy that re-signs traffic. npm reads a machine-wide CA from
+ * `<prefix>/etc/npmrc`, which a user's own prefix (the README's advice) no longer points at, so
+ * the CA file npm uses here is passed on as `npm_config_cafile`.
+ */
+function machineNetworkEnv(): string[] {
+  const names = /^(https?_proxy|no_proxy|NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR))$/i;
+  const passed = Object.entries(process.env)
+    .filter(([name, value]) => names.test(name) && value !== undefined)
+    .map(([name, value]) => `${name}=${value}`);
+  const cafile = spawnSync("npm", ["config", "get", "cafile"], { encoding: "utf8" }).stdout.trim();
+  if (cafile !== "" && cafile !== "null" && cafile !== "undefined") {
+    passed.push(`npm_config_cafile=${cafile}`);
+  }
+  return passed;
+}
+
 function shellAs(user: string | null, script: string, cwd: string, home: string) {
   const env = [
+    ...machineNetworkEnv(),
     `HOME=${home}`,
     // A login shell's PATH: the user's own bin, Node's, the system's — nothing of this clone.
     `PATH=${join(home, ".local", "bin")}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
