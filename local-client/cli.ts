@@ -134,6 +134,19 @@ export function buildProgram(done: (code: number) => void): Command {
       done(await runStatus(id, opts));
     });
 
+  serverOptions(
+    program
+      .command("show")
+      .description("print a session's plan (the text the review page shows)")
+      .argument("<session-id>"),
+  )
+    .option("--revision <n>", "one earlier revision of the plan (1 is the first)")
+    .option("--json", "print the plan file as JSON: path, content, revision, edited_by_user")
+    .action(async (id: string, opts: ServerFlags & { revision?: string }) => {
+      const { runShow } = await import("./cli/session-commands.ts");
+      done(await runShow(id, opts));
+    });
+
   serverOptions(program.command("list").description("list your sessions, newest first"))
     .option("--limit <n>", "how many (1–100)", "50")
     .option("--awaiting-me", "list the sessions waiting for your approval instead")

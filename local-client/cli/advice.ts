@@ -74,6 +74,7 @@ export function errorText(
   }
   if (err instanceof PollLockedError) return alreadyWaitingSentence(err.sessionId, err.pid);
   // The server's 404 says the same for an unknown id and another owner's session; so do we.
+  if (err instanceof ApiError && err.code === "revision_not_found") return message;
   if (err instanceof ApiError && err.status === 404 && context.sessionId !== undefined) {
     return unknownSessionSentence(context.sessionId);
   }

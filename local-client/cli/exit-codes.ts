@@ -70,7 +70,8 @@ export function reasonForExitCode(code: number): ErrorReason {
 
 /**
  * The exit code for an error outside the poll: a refused second wait is 8, an ended session 3,
- * bad input 2 (including the server's 400 and 413 answers about what we sent), everything else
+ * bad input 2 (including the server's 400 and 413 answers about what we sent, and a plan
+ * revision that was never written), everything else
  * the server or network did — an unknown session id too — is 6.
  *
  * @example
@@ -81,7 +82,10 @@ export function exitCodeForError(err: unknown): number {
   if (err instanceof SessionEndedError) return EXIT.terminated;
   if (err instanceof UsageError) return EXIT.usage;
   if (err instanceof ApiError) {
-    return err.status === 400 || err.status === 413 || err.code === "invalid_server"
+    return err.status === 400 ||
+      err.status === 413 ||
+      err.code === "invalid_server" ||
+      err.code === "revision_not_found"
       ? EXIT.usage
       : EXIT.networkOrUnknown;
   }

@@ -1,6 +1,12 @@
 import { isCancel, select } from "@clack/prompts";
 import type { Session } from "../../src/protocol/index.ts";
-import { carryOutTeleport, saveTeleportedPlan, type TeleportChoice } from "../handoff/teleport.ts";
+import { PRESET_NAMES, type PresetName, presetBinary, presetName } from "../handoff/presets.ts";
+import {
+  carryOutTeleport,
+  findOnPath,
+  saveTeleportedPlan,
+  type TeleportChoice,
+} from "../handoff/teleport.ts";
 import { terminalLine } from "../terminal/text.ts";
 import { EXIT } from "./exit-codes.ts";
 import type { Settings } from "./flags.ts";
@@ -42,12 +48,22 @@ export async function handOff(
   reporter.outcome({ ...outcome, planFile });
   const interactive =
     !settings.json && process.stdin.isTTY === true && process.stderr.isTTY === true;
+  // On a terminal without --on-teleport, the picker offers the first coding agent installed
+  // here (claude, codex, gemini, aider, opencode): what "implement here" means to a user of
+  // Ultraplan. Without a terminal nothing is started unasked.
+  const agent =
+    settings.onTeleport ?? (interactive ? (installedAgent(process.env) ?? undefined) : undefined);
+  if (interactive && agent === undefined) {
+    reporter.note(
+      `No coding agent found on PATH (${PRESET_NAMES.join(", ")}) to hand the plan to.`,
+    );
+  }
   const { choice, commandExitCode, notInstalled } = await carryOutTeleport({
     plan: outcome.plan,
     planFile,
     repoRoot: settings.repoRoot,
-    onTeleport: settings.onTeleport,
-    choose: interactive ? askChoice : undefined,
+    onTeleport: agent,
+    choose: interactive ? (file) => askChoice(file, agent ?? "") : undefined,
     output: settings.json ? "stderr" : "inherit",
   });
   if (notInstalled !== undefined) {
@@ -72,19 +88,28 @@ export async function handOff(
   return EXIT.ok;
 }
 
-async function askChoice(planFile: string): Promise<TeleportChoice> {
+/** The first preset agent on PATH, or null. */
+function installedAgent(env: NodeJS.ProcessEnv): PresetName | null {
+  return PRESET_NAMES.find((name) => findOnPath(presetBinary(name), env) !== null) ?? null;
+}
+
+async function askChoice(planFile: string, agent: string): Promise<TeleportChoice> {
+  const preset = presetName(agent);
+  const who = terminalLine(preset ?? agent);
   const choice = await select<TeleportChoice>({
     message: `The plan is saved at ${terminalLine(planFile)}. What next?`,
     options: [
       {
         value: "implement",
         label: "Implement here",
-        hint: "run --on-teleport with this context (a preset continues its last conversation here)",
+        hint: preset
+          ? `${who}, continuing its last conversation in this folder`
+          : `run ${who} with the plan`,
       },
       {
         value: "fresh",
         label: "Start a new session",
-        hint: "run --on-teleport with a fresh context",
+        hint: preset ? `${who}, with a fresh context` : `run ${who} with a fresh context`,
       },
       { value: "cancel", label: "Cancel", hint: "keep the file" },
     ],

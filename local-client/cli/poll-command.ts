@@ -125,6 +125,8 @@ export async function runPlan(taskWords: string[], flags: PlanFlags): Promise<nu
     // The counters are done: the spinner goes, the snapshot's line stays.
     reporter.pause();
     reporter.note(snapshotNote(snapshot));
+    const empty = emptySnapshotWarning(snapshot, settings.repoRoot);
+    if (empty !== null) reporter.warn(empty);
     const request = {
       prompt: task,
       snapshot_id: snapshot.id,
@@ -367,6 +369,25 @@ export function snapshotNote(sent: SentSnapshot): string {
       ? `every file already on the server; sent the file list (${formatBytes(sent.sentBytes)})`
       : `sent ${sent.blobsSent.toLocaleString("en-US")} new or changed ${sent.blobsSent === 1 ? "file" : "files"} (${formatBytes(sent.sentBytes)})`;
   return `${files}${skipped}; ${cost}`;
+}
+
+/**
+ * Said when the snapshot holds no file: the planner would plan against nothing, which is right
+ * for a project started from scratch and a surprise in the wrong folder.
+ *
+ * @example emptySnapshotWarning({ files: 0, skipped: [] }, "/tmp/x")
+ * // → "/tmp/x holds no file to plan against: the planner sees an empty repository. …"
+ */
+export function emptySnapshotWarning(
+  sent: Pick<SentSnapshot, "files" | "skipped">,
+  repoRoot: string,
+): string | null {
+  if (sent.files > 0) return null;
+  const skipped =
+    sent.skipped.length > 0
+      ? ` (${sent.skipped.length.toLocaleString("en-US")} skipped: binary, too large or unreadable)`
+      : "";
+  return `${repoRoot} holds no file to plan against${skipped}: the planner sees an empty repository. Planning a new project is fine; otherwise run planport in your project's folder or pass --repo DIR.`;
 }
 
 function formatBytes(n: number): string {

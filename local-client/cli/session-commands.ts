@@ -3,6 +3,7 @@ import {
   adherenceSentence,
   type PlanAdherence,
   planAdherence,
+  readableText,
   type Session,
 } from "../../src/protocol/index.ts";
 import { UsageError } from "../errors.ts";
@@ -60,6 +61,46 @@ async function withConnection(
   } finally {
     await conn?.release().catch(() => {});
   }
+}
+
+/**
+ * `planport show <id>`: the plan's text — the latest revision, or `--revision N` — as the
+ * review page showed it (protocol `readableText`: a hidden character arrives as its mark, so
+ * the output is safe on a terminal and is what a reviewer approved); `--json` prints the plan
+ * file as the API answered it. Before the planner wrote a plan it prints nothing and says so
+ * on stderr. Read-only: it never starts the embedded worker.
+ */
+export function runShow(id: string, flags: ServerFlags & { revision?: string }): Promise<number> {
+  return withConnection(
+    flags,
+    async ({ api }, out) => {
+      const revision = revisionFlag(flags.revision);
+      const plan = await withRetry(() => api.plan(id, revision === undefined ? {} : { revision }));
+      if (flags.json) {
+        process.stdout.write(`${terminalJson(plan)}\n`);
+        return EXIT.ok;
+      }
+      if (plan.revision === 0) {
+        out.say(`No plan yet: the planner has not written one (planport status ${id}).`);
+        return EXIT.ok;
+      }
+      const text = readableText(plan.content);
+      process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+      return EXIT.ok;
+    },
+    id,
+    true,
+  );
+}
+
+/** `--revision N`: a whole number from 1. */
+function revisionFlag(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(`--revision must be a whole number from 1 (got ${terminalLine(text)})`);
+  }
+  return n;
 }
 
 /**

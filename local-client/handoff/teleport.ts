@@ -1,6 +1,14 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { accessSync, constants, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  mkdirSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { readableText } from "../../src/protocol/index.ts";
 import { defaultPlansDir } from "../home.ts";
@@ -29,10 +37,12 @@ export type TeleportChoice = "implement" | "fresh" | "cancel";
 const MAX_SLUG_CHARS = 60;
 
 /**
- * The folder plan files go to. A `--plans-dir` that resolves outside the repository is refused
+ * The folder plan files go to. A `--plans-dir` that resolves outside the repository is not used
  * (with a warning, falling back to the default): a plan file is written by a remote session's
  * output, so where it lands must stay where the user expects — this checkout or `~/.planport`.
- * Symlinks are resolved first, so a link inside the repository cannot point the write elsewhere.
+ * The CLI refuses such a folder before any work ({@link plansDirProblem}); this fallback is
+ * for the library's callers. Symlinks are resolved first, so a link inside the repository
+ * cannot point the write elsewhere.
  *
  * @example
  * resolvePlansDir({ requested: "docs/plans", repoRoot: "/src/app" })
@@ -73,7 +83,12 @@ export function plansDirProblem(opts: {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
 }): string | null {
-  let path = resolvePlansDir(opts).dir;
+  const { dir, warning } = resolvePlansDir(opts);
+  if (warning !== undefined) {
+    const wanted = realPathOfExisting(resolve(opts.cwd ?? process.cwd(), opts.requested ?? ""));
+    return `${wanted} is outside the repository (${realPathOfExisting(resolve(opts.repoRoot))})`;
+  }
+  let path = dir;
   for (;;) {
     let stats: ReturnType<typeof statSync>;
     try {
@@ -104,6 +119,19 @@ function realPathOfExisting(path: string): string {
     const parent = dirname(path);
     if (parent === path) return path;
     return join(realPathOfExisting(parent), basename(path));
+  }
+}
+
+/**
+ * Makes planport's own plans folder (and `~/.planport` above it) private again when an earlier
+ * version left it open to other users (0755): created 0700, and narrowed to 0700 when it is this
+ * user's and others may read it. A folder the user chose (`--plans-dir`) is left as it is.
+ */
+function keepPrivate(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const path of [dirname(dir), dir]) {
+    const stats = statSync(path);
+    if (stats.uid === process.getuid?.() && (stats.mode & 0o077) !== 0) chmodSync(path, 0o700);
   }
 }
 
@@ -147,11 +175,16 @@ function slugify(text: string): string {
  * writePlanFile("/home/me/.planport/plans", "add-oauth", "# Plan…") // → ".../add-oauth.md"
  */
 export function writePlanFile(dir: string, slug: string, plan: string): string {
-  mkdirSync(dir, { recursive: true });
+  // A plan can hold what the repository holds: only this user reads it (0700 / 0600), as
+  // everything else planport keeps under the home.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (let n = 1; ; n += 1) {
     const path = join(dir, n === 1 ? `${slug}.md` : `${slug}-${n}.md`);
     try {
-      writeFileSync(path, plan.endsWith("\n") || plan === "" ? plan : `${plan}\n`, { flag: "wx" });
+      writeFileSync(path, plan.endsWith("\n") || plan === "" ? plan : `${plan}\n`, {
+        flag: "wx",
+        mode: 0o600,
+      });
       return path;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
@@ -293,6 +326,7 @@ export function saveTeleportedPlan(
     env: opts.env,
   });
   if (warning) opts.warn?.(warning);
+  if (dir === defaultPlansDir(opts.env)) keepPrivate(dir);
   const plan = readableText(opts.plan);
   return writePlanFile(dir, planSlug(opts.title, plan), plan);
 }

@@ -374,8 +374,10 @@ export function createApi(opts: ApiOptions) {
       });
     },
 
-    plan(id: string, call?: CallOptions): Promise<PlanFile> {
-      return json(PlanFileSchema, "GET", `${session(id)}/plan`, undefined, call);
+    /** The plan file as it stands, or one stored `revision` of it. */
+    plan(id: string, call?: CallOptions & { revision?: number }): Promise<PlanFile> {
+      const query = call?.revision === undefined ? "" : `?revision=${call.revision}`;
+      return json(PlanFileSchema, "GET", `${session(id)}/plan${query}`, undefined, call);
     },
 
     /** The unified diff of remote execution; empty when nothing changed. */

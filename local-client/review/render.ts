@@ -109,6 +109,22 @@ function wrapLine(line: string, width: number): string[] {
   return lines;
 }
 
+/** marked-terminal's indent per level (`tab`): of a blockquote, a list, a code block. */
+const QUOTE_INDENT = 2;
+
+/** How deeply blockquotes nest in `tokens` (0: no quote). */
+function deepestQuote(tokens: readonly Tokens.Generic[] | undefined, depth = 0): number {
+  let deepest = depth;
+  for (const token of tokens ?? []) {
+    const inner = token.type === "blockquote" ? depth + 1 : depth;
+    deepest = Math.max(deepest, inner, deepestQuote(token.tokens, inner));
+    for (const item of (token as Tokens.List).items ?? []) {
+      deepest = Math.max(deepest, deepestQuote(item.tokens, inner));
+    }
+  }
+  return deepest;
+}
+
 /**
  * The width to render for: the terminal's columns, within readable bounds.
  *
@@ -129,8 +145,17 @@ export function renderWidth(columns: number | undefined): number {
  */
 export function renderPlan(markdown: string, width: number): string {
   const source = withoutTerminalControls(readableText(markdown).replace(/\t/g, TAB_SPACES));
+  // marked-terminal reflows a quoted paragraph to the full width, then indents it by two per
+  // level, and the wrap below had to cut each of those lines again: a word alone on a line.
+  // Reflowing to the width less the deepest quote's indent keeps every quoted line whole.
+  const quoteIndent = QUOTE_INDENT * deepestQuote(new Marked().lexer(source));
   const marked = new Marked(
-    markedTerminal({ width, reflowText: true, emoji: false, tab: 2 }),
+    markedTerminal({
+      width: Math.max(MIN_WIDTH / 2, width - quoteIndent),
+      reflowText: true,
+      emoji: false,
+      tab: QUOTE_INDENT,
+    }),
     unrenderedExtension(),
     {
       renderer: {

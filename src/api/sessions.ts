@@ -8,6 +8,7 @@ import {
   DecisionSchema,
   FeedQuerySchema,
   ListSessionsQuerySchema,
+  PlanQuerySchema,
   SESSION_ID_PATTERN,
   SuggestionBodySchema,
   TextMessageSchema,
@@ -83,8 +84,10 @@ sessionRoutes.get("/v1/sessions/:id/events", ...sessionScope, async (c) => {
 });
 
 sessionRoutes.get("/v1/sessions/:id/plan", ...sessionScope, async (c) => {
+  const query = readQuery(c, PlanQuerySchema);
+  if (!query.ok) return sendError(c, query.error);
   const stub = sessionStub(c.env, c.req.param("id"));
-  return sendResult(c, await stub.plan(c.get("access")));
+  return sendResult(c, await stub.plan(c.get("access"), query.value.revision));
 });
 
 sessionRoutes.get("/v1/sessions/:id/changes", ...sessionScope, async (c) => {

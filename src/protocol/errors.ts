@@ -8,6 +8,7 @@ import { err } from "./result.ts";
 export type ErrorCode =
   | "unauthorized"
   | "not_found"
+  | "revision_not_found"
   | "invalid_json"
   | "invalid_body"
   | "invalid_query"

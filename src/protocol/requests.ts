@@ -108,6 +108,11 @@ export const FeedQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(FEED_LIMIT_MAX).default(FEED_LIMIT_DEFAULT),
 });
 
+/** `GET /v1/sessions/:id/plan?revision=N`: one stored revision instead of the latest. */
+export const PlanQuerySchema = z.object({
+  revision: z.coerce.number().int().min(1).max(1_000_000).optional(),
+});
+
 export const TextMessageSchema = z.object({ text: z.string().trim().min(1).max(100_000) });
 export const AnswerMessageSchema = z.object({
   tool_use_id: z.string().min(1).max(200),

@@ -56,6 +56,24 @@ export function planOrEmpty(sql: SqlStorage, row: SessionRow): PlanFile {
   );
 }
 
+/** One stored revision of the plan file; 404 `revision_not_found` names the ones there are. */
+export function planRevision(
+  sql: SqlStorage,
+  row: SessionRow,
+  revision: number,
+): SessionResult<PlanFile> {
+  const plan = readPlanRevision(sql, row.plan_path, revision);
+  if (plan !== null) return ok(plan);
+  const latest = readPlan(sql, row.plan_path)?.revision ?? 0;
+  return fail(
+    404,
+    "revision_not_found",
+    latest === 0
+      ? `The plan has no revision ${revision}: the planner has not written one yet.`
+      : `The plan has no revision ${revision}: its revisions are 1 to ${latest}.`,
+  );
+}
+
 /**
  * Every stored plan revision without its text, the text of the `wanted` ones (at most the two
  * the page shows or compares), and the session's deadlines (the ask timeout's answer, the purge).

@@ -27,7 +27,7 @@ export interface SessionRpc extends Rpc.DurableObjectBranded {
   groupMember(access: Access, origin: string): SessionResult<GroupMember>;
   events(access: Access, afterId: string, limit: number): SessionResult<FeedPage>;
   review(access: Access, origin?: string): SessionResult<ReviewState>;
-  plan(access: Access): SessionResult<PlanFile>;
+  plan(access: Access, revision?: number): SessionResult<PlanFile>;
   reviewDetails(access: Access, wanted: readonly number[]): SessionResult<ReviewDetails>;
   changes(access: Access): Promise<SessionResult<string>>;
   message(access: Access, body: Message, origin: string): Promise<SessionResult<Session>>;

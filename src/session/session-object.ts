@@ -24,7 +24,14 @@ import { afterDecision, hasChosenPlan, loadGroup } from "./groups.ts";
 import { failedStep, followStep } from "./loop-driver.ts";
 import { type NewSession, writeNewSession } from "./new-session.ts";
 import { SessionPortAdapter } from "./port-adapter.ts";
-import { feedAfter, groupSeenBy, planOrEmpty, reviewDetails, reviewState } from "./reading.ts";
+import {
+  feedAfter,
+  groupSeenBy,
+  planOrEmpty,
+  planRevision,
+  reviewDetails,
+  reviewState,
+} from "./reading.ts";
 import { type Access, NOT_FOUND, type SessionResult } from "./result.ts";
 import type { GroupMember, ReviewDetails, ReviewState, SessionGroup, SessionRpc } from "./rpc.ts";
 import { hasSchema, migrate } from "./schema.ts";
@@ -165,11 +172,15 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
     return ok(reviewState(this.sql, row, session.value));
   }
 
-  /** The plan file (revision 0 and empty content before the planner wrote one). */
-  plan(access: Access): SessionResult<PlanFile> {
+  /**
+   * The plan file (revision 0 and empty content before the planner wrote one), or one stored
+   * `revision` of it (404 `revision_not_found` when there is no such revision).
+   */
+  plan(access: Access, revision?: number): SessionResult<PlanFile> {
     const row = this.core.gate.visit(access)?.row ?? null;
     if (row === null) return NOT_FOUND;
-    return ok(planOrEmpty(this.sql, row));
+    if (revision === undefined) return ok(planOrEmpty(this.sql, row));
+    return planRevision(this.sql, row, revision);
   }
 
   /**

@@ -157,7 +157,7 @@ export async function benchInstalled(
 
   rows.push(...(await coldStart(runs)));
 
-  const installed = packAndInstall();
+  const installed = await packAndInstall();
   try {
     rows.push(
       limitRow({

@@ -239,7 +239,7 @@ describe("planport attach --json", () => {
     expect((await runCli(attach(), { env: home.env })).code).toBe(0);
   });
 
-  it("a --plans-dir outside the repository is refused with a warning; the default is used", async () => {
+  it("a --plans-dir outside the repository is refused before the wait (exit 2), nothing read", async () => {
     const repo = join(home.home, "..", "repo");
     mkdirSync(repo, { recursive: true });
     feed.log.append(ev.exitPlanMode("p1"), ev.teleport("p1", "plan"));
@@ -247,9 +247,16 @@ describe("planport attach --json", () => {
       attach("--repo", repo, "--plans-dir", join(repo, "..", "elsewhere")),
       { env: home.env },
     );
-    expect(code).toBe(0);
-    expect(stderr).toMatch(/outside the repository/);
-    expect(ndjson(stdout).at(-1)?.plan_file).toBe(join(home.home, "plans", "add-oauth-login.md"));
+    expect(code).toBe(2);
+    // --json: the refusal is the one error line.
+    expect(stderr).toBe("");
+    expect(ndjson(stdout)).toEqual([
+      expect.objectContaining({
+        event: "error",
+        message: expect.stringMatching(/cannot hold plan files: .* is outside the repository/),
+      }),
+    ]);
+    expect(feed.requests.length).toBe(0);
   });
 
   it("without --json, stdout stays empty and plain lines go to stderr", async () => {

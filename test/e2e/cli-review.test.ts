@@ -251,6 +251,62 @@ describe("planport review in a pseudo-terminal (tmux, offline planner)", () => {
     expect(run.screen()).toContain("plan approved and sent to terminal");
   }, 240_000);
 
+  it("send to terminal without --on-teleport offers implement here / new session / cancel with the agent installed here", async () => {
+    const { id } = await sessionWithPlan();
+    // A coding agent on PATH: a stand-in `claude` that records how it was started.
+    const bin = mkdtempSync(join(tmpdir(), "planport-agent-bin-"));
+    const record = join(bin, "argv");
+    writeFileSync(
+      join(bin, "claude"),
+      `#!/bin/sh\nprintf '%s\\n' "$@" > ${shellQuote(record)}\nprintf 'PLANPORT_PLAN_FILE=%s\\n' "$PLANPORT_PLAN_FILE" >> ${shellQuote(record)}\n`,
+    );
+    chmodSync(join(bin, "claude"), 0o755);
+    const run = startReview("picker", id, [], { PATH: `${bin}:${process.env.PATH}` });
+    await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
+    await pick(run, await decisionLabels(id), "Approve and send to terminal");
+    const screen = await run.waitFor(
+      (s) => s.includes("Implement here (claude, continuing its last conversation in this folder)"),
+      "the teleport picker",
+    );
+    expect(screen).toContain("Start a new session");
+    expect(screen).toContain("Cancel");
+    run.keys("Enter");
+    expect(await run.exitCode(90_000)).toBe(0);
+    const argv = readFileSync(record, "utf8").split("\n");
+    // "Implement here" continues the agent's conversation, with the plan as the instruction.
+    expect(argv[0]).toBe("--continue");
+    const planFile = argv.find((l) => l.startsWith("PLANPORT_PLAN_FILE="))?.slice(19) ?? "";
+    expect(
+      readdirSync(join(run.home.home, "plans")).map((f) => join(run.home.home, "plans", f)),
+    ).toEqual([planFile]);
+    const plan = (await api.plan(id)).content;
+    expect(argv.join("\n")).toContain(plan.split("\n")[0] ?? "");
+  }, 240_000);
+
+  it("a quoted paragraph wraps whole on the terminal: no line holds a lone word", async () => {
+    const quote =
+      "the session cookie must be rotated before the new login route is enabled, otherwise existing sessions break; do it before the migration runs, never after it";
+    const session = await api.createSession({
+      prompt: "plan it",
+      planner: "scripted",
+      seed_plan: `# Plan\n\n> **Note:** ${quote}.\n\n1. Rotate the cookie.\n`,
+      script: [{ content: [{ type: "tool_use", name: "ExitPlanMode", input: {} }] }],
+    });
+    await waitForPlan(api, session.id);
+    const run = startReview("quote", session.id);
+    const screen = await run.waitFor((s) => s.includes("Your decision"), "the decision prompt");
+    const lines = screen.split("\n").map((l) => l.trimEnd());
+    const first = lines.findIndex((l) => l.includes("Note: the session cookie"));
+    const end = lines.findIndex((l, i) => i > first && l.includes("never after it."));
+    expect(first, screen).toBeGreaterThanOrEqual(0);
+    expect(end, screen).toBeGreaterThan(first);
+    for (const line of lines.slice(first, end + 1)) {
+      expect(line.trim().split(/\s+/).length, `"${line}" in:\n${screen}`).toBeGreaterThan(2);
+    }
+    run.keys("C-c");
+    expect(await run.exitCode()).toBe(130);
+  }, 240_000);
+
   it("when another planport here waits for the plan, the send option names it before it is chosen", async () => {
     const { id } = await sessionWithPlan();
     // `planport attach` in this home holds the session's poll (its lock) before review opens.

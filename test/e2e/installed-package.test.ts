@@ -27,8 +27,8 @@ const TASK = "add GitHub OAuth login next to the password login";
 let pkg: InstalledPackage;
 let before: Map<string, string>;
 
-beforeAll(() => {
-  pkg = packAndInstall();
+beforeAll(async () => {
+  pkg = await packAndInstall();
   before = treeListing(pkg.packageDir);
 });
 

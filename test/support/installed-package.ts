@@ -2,10 +2,10 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PACKAGE_ROOT } from "../../local-client/package-root.ts";
+import { packageTarball } from "../../scripts/package.ts";
 
 /**
- * The package as a user gets it: `npm pack` of this checkout, `npm install -g` of the tarball
+ * The package as a user gets it: `npm run package` of this checkout (scripts/package.ts), `npm install -g` of the tarball
  * into a prefix of its own, and the installed `planport` run as root or as an unprivileged
  * user (`nobody`, with a home of its own). The install smoke test and the bench use it.
  */
@@ -25,24 +25,15 @@ export interface InstalledPackage {
  * Packs this checkout and installs the tarball globally into a fresh prefix.
  *
  * @example
- * const pkg = packAndInstall(); // then run pkg.bin
+ * const pkg = await packAndInstall(); // then run pkg.bin
  */
-export function packAndInstall(): InstalledPackage {
+export async function packAndInstall(): Promise<InstalledPackage> {
   const root = mkdtempSync(join(tmpdir(), "planport-installed-"));
   // mkdtemp makes it 0700: the unprivileged user must be able to reach the prefix.
   chmodSync(root, 0o755);
   const packDir = join(root, "pack");
   mkdirSync(packDir, { mode: 0o755 });
-  const packed = execFileSync("npm", ["pack", "--pack-destination", packDir, "--silent"], {
-    cwd: PACKAGE_ROOT,
-    encoding: "utf8",
-    env: quietNpm(),
-  })
-    .trim()
-    .split("\n")
-    .pop();
-  if (packed === undefined || packed === "") throw new Error("npm pack named no tarball");
-  const tarball = join(packDir, packed);
+  const tarball = await packageTarball(packDir);
   const prefix = join(root, "prefix");
   const install = spawnSync(
     "npm",

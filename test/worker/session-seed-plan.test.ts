@@ -79,6 +79,26 @@ describe("a session created with seed_plan", () => {
     const after = await api.plan(ALICE, session.id);
     expect(after.revision).toBe(2);
     expect(after.content).toBe(DRAFT.replace("Show the currency", "Show the ISO currency code"));
+    // Each stored revision stays readable over the API (`planport show --revision N`).
+    expect(
+      await (await api.call("GET", `/v1/sessions/${session.id}/plan?revision=1`, ALICE)).json(),
+    ).toMatchObject({ revision: 1, content: DRAFT });
+    const missing = await api.call("GET", `/v1/sessions/${session.id}/plan?revision=3`, ALICE);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({
+      error: {
+        code: "revision_not_found",
+        message: "The plan has no revision 3: its revisions are 1 to 2.",
+      },
+    });
+    for (const bad of ["0", "-1", "two", "1.5"]) {
+      const refused = await api.call(
+        "GET",
+        `/v1/sessions/${session.id}/plan?revision=${bad}`,
+        ALICE,
+      );
+      expect(refused.status, bad).toBe(400);
+    }
     await withPort(session.id, (port) => {
       expect(port.readPlanRevision(1)?.content).toBe(DRAFT);
       expect(port.facts.seeded).toBe(true);

@@ -141,6 +141,26 @@ describe("renderPlan", () => {
     expect(hiddenCharactersIn(out)).toEqual([]);
   });
 
+  it("wraps a quoted paragraph whole: no line of it holds a lone word, nested quotes too", () => {
+    const quote =
+      "the session cookie must be rotated before the new login route is enabled, otherwise existing sessions break; do it before the migration runs in production, not after.";
+    const md = `# Plan\n\n> **Note:** ${quote}\n\n> > ${quote}\n\n1. step one\n`;
+    for (const width of [40, 58, 60, 64, 72, 80, 98, 120]) {
+      const lines = plain(renderPlan(md, width)).split("\n");
+      const quoted = lines.filter((l) => /^ {2,}\S/.test(l) && !/^\s*1\./.test(l));
+      expect(quoted.length, `width ${width}`).toBeGreaterThan(2);
+      for (const [i, line] of quoted.entries()) {
+        expect(Array.from(line).length, `width ${width}: ${line}`).toBeLessThanOrEqual(width);
+        const last =
+          i === quoted.length - 1 ||
+          quoted[i + 1]?.startsWith(`${line.match(/^ */)?.[0]}`) === false;
+        if (!last && !line.trimEnd().endsWith(".")) {
+          expect(line.trim().split(" ").length, `width ${width}: "${line}"`).toBeGreaterThan(1);
+        }
+      }
+    }
+  });
+
   it("keeps tabs as spaces", () => {
     expect(plain(renderPlan("```\n\tindented\n```", 80))).toMatch(/ {4}indented/);
   });
