@@ -21,7 +21,6 @@ import { type BenchRow, infoRow, median } from "./rows.ts";
 
 const BIN = join(PACKAGE_ROOT, "local-client", "bin", "planport.js");
 const OVERHEAD_MS_AT_MOST = 500;
-process.env.I32S_DEBUG && process.stderr.write(`${new Date().toISOString()} ${m}\n`);
 
 interface Run {
   readyMs: number;
