@@ -13,9 +13,10 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
 import { RUNTIME_MODULES } from "../local-client/embedded/workerd-config.ts";
 import { assetsManifest } from "./assets-manifest.ts";
+import { mcpStartAnswers } from "./mcp-start-answers.ts";
 
 /**
  * The one build step: what the installed `planport` runs, so no TypeScript is transpiled at
@@ -64,6 +65,7 @@ const INPUTS = [
   "tsconfig.lib.json",
   "scripts/build.ts",
   "scripts/assets-manifest.ts",
+  "scripts/mcp-start-answers.ts",
 ];
 const STAMP = "build-inputs.sha256";
 
@@ -95,6 +97,28 @@ export function isFresh(root = ROOT): boolean {
   }
 }
 
+/**
+ * zod's namespace export `z.locales` (and `core.locales`) re-exports its ~50 message
+ * translations, 264 KB of the 480 KB shared chunk every API command loads; esbuild cannot drop
+ * an unused member of a namespace it keeps. planport never switches zod's locale (zod registers
+ * English itself, from `locales/en.js`), so the namespace is built from English alone.
+ */
+const zodEnglishOnly: Plugin = {
+  name: "zod-english-only",
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer)
+        ? { path: join(dirname(args.importer), "..", "locales", "index.js"), namespace: "zod-en" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "zod-en" }, (args) => ({
+      contents: 'export { default as en } from "./en.js";\n',
+      resolveDir: dirname(args.path),
+      loader: "js",
+    }));
+  },
+};
+
 async function buildNodeCode(out: string): Promise<void> {
   const common = {
     bundle: true,
@@ -109,6 +133,9 @@ async function buildNodeCode(out: string): Promise<void> {
     legalComments: "external",
     minify: true,
     logLevel: "warning",
+    plugins: [zodEnglishOnly] as Plugin[],
+    // `planport mcp`'s first two answers, sent before the SDK loads (mcp/early-answers.ts).
+    define: { PLANPORT_MCP_START_ANSWERS: JSON.stringify(JSON.stringify(await mcpStartAnswers())) },
   } as const;
   await build({
     ...common,

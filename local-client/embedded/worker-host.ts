@@ -15,9 +15,6 @@ import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { PACKAGE_ROOT } from "../package-root.ts";
-import { tryPidLock } from "../poll/pid-lock.ts";
-import { readRecord } from "./record.ts";
-import { liveUsers, openSessions } from "./usage.ts";
 import { workerdBinary } from "./workerd-binary.ts";
 import {
   type AssetsManifest,
@@ -241,7 +238,22 @@ function watchIdle(
     if (checking) return;
     checking = true;
     try {
-      if (!(await unused(idle.usersDir, url, tokens))) {
+      // Loaded at the first check, not at the start: they bring the API client and zod, which
+      // the worker's start does not need (issue 32).
+      const [{ tryPidLock }, { readRecord }, { liveUsers, openSessions }] = await Promise.all([
+        import("../poll/pid-lock.ts"),
+        import("./record.ts"),
+        import("./usage.ts"),
+      ]);
+      const unused = async () => {
+        if (liveUsers(idle.usersDir).length > 0) return false;
+        for (const token of tokens) {
+          const open = await openSessions(url, token);
+          if (open === null || open.length > 0) return false;
+        }
+        return true;
+      };
+      if (!(await unused())) {
         idleSince = null;
         return;
       }
@@ -266,15 +278,6 @@ function watchIdle(
     }
   };
   setInterval(() => void check(), interval).unref();
-}
-
-async function unused(usersDir: string, url: string, tokens: string[]): Promise<boolean> {
-  if (liveUsers(usersDir).length > 0) return false;
-  for (const token of tokens) {
-    const open = await openSessions(url, token);
-    if (open === null || open.length > 0) return false;
-  }
-  return true;
 }
 
 /** Why the host could not start the worker, said on the ready descriptor and in the log. */

@@ -9,6 +9,7 @@ import { PACKAGE_ROOT } from "../../local-client/package-root.ts";
 import { fixtureRepo } from "../client/fixture-repo.ts";
 import { packAndInstall } from "../support/installed-package.ts";
 import { benchMcpStart } from "./mcp-start.ts";
+import { benchPlanReady } from "./plan-ready.ts";
 import { type BenchRow, infoRow, limitRow, median, ratioRow } from "./rows.ts";
 import type { BenchWorker } from "./worker.ts";
 
@@ -16,7 +17,8 @@ import type { BenchWorker } from "./worker.ts";
  * P11, the command as a user installs and starts it (issue 23): `planport --help` and
  * `planport status` next to `node -e 0` (CPU of the whole process), the embedded worker's cold
  * start (`planport plan` to its session line, no worker running) next to the same runtime
- * started with an empty worker, and the installed size. Every command is the built one
+ * started with an empty worker, `planport plan` to "plan ready" on a warm worker next to the
+ * planner's own time (plan-ready.ts), and the installed size. Every command is the built one
  * (local-client/bin/planport.js → dist/), as installed.
  *
  * @example
@@ -156,6 +158,8 @@ export async function benchInstalled(
   rows.push(await benchMcpStart({ server: worker.url, token: worker.token, runs }));
 
   rows.push(...(await coldStart(runs)));
+
+  rows.push(...(await benchPlanReady({ runs })));
 
   const installed = await packAndInstall();
   try {
