@@ -38,10 +38,11 @@ export const POLL_INTERVAL_MS = 3_000;
 /**
  * A session this process just created is polled this often until its first plan (or question)
  * arrives, for at most {@link FIRST_PLAN_WINDOW_MS}: a fast planner (the offline one needs well
- * under a second) then shows "plan ready" within one round trip and half a second of finishing,
- * not at the next 3 s tick. At most 20 extra requests per session, far inside the request limit.
+ * under a second) then shows "plan ready" within one round trip and a quarter second of finishing,
+ * not at the next 3 s tick. At most 40 extra requests per session, far inside the request limit
+ * (1,000 per 10 s).
  */
-export const FIRST_PLAN_INTERVAL_MS = 500;
+export const FIRST_PLAN_INTERVAL_MS = 250;
 export const FIRST_PLAN_WINDOW_MS = 10_000;
 export const POLL_TIMEOUT_MS = 1_800_000;
 export const MAX_CONSECUTIVE_FAILURES = 5;

@@ -246,7 +246,7 @@ describe("pollForApprovedExitPlanMode", () => {
     expect(created).toEqual(["running", "plan_ready"]);
   });
 
-  it("polls a session it just created every 500 ms until its first plan, then every 3 s", async () => {
+  it("polls a session it just created every 250 ms until its first plan, then every 3 s", async () => {
     feed.log.append(ev.init());
     feed.onEventsRequest = (n) => {
       if (n === 4) feed.log.append(ev.exitPlanMode("p1"), ev.result("success"));
@@ -254,18 +254,18 @@ describe("pollForApprovedExitPlanMode", () => {
     };
     await poll({ created: true });
     // Three quick ticks before the plan, then the ordinary interval while it waits for review.
-    expect(clock.sleeps).toEqual([500, 500, 500, 3_000, 3_000, 3_000]);
+    expect(clock.sleeps).toEqual([250, 250, 250, 3_000, 3_000, 3_000]);
   });
 
   it("polls quickly for ten seconds at most", async () => {
     feed.log.append(ev.init());
     feed.onEventsRequest = (n) => {
-      if (n === 30) feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "slow"));
+      if (n === 50) feed.log.append(ev.exitPlanMode("p1"), ev.approve("p1", "slow"));
     };
     await poll({ created: true });
-    const quick = clock.sleeps.filter((ms) => ms === 500).length;
-    expect(quick).toBe(20);
-    expect(clock.sleeps.slice(20).every((ms) => ms === 3_000)).toBe(true);
+    const quick = clock.sleeps.filter((ms) => ms === 250).length;
+    expect(quick).toBe(40);
+    expect(clock.sleeps.slice(40).every((ms) => ms === 3_000)).toBe(true);
   });
 
   it("polls a session it attaches to at the ordinary interval from the start", async () => {
