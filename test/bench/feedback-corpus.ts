@@ -4,6 +4,7 @@ import { join, relative } from "node:path";
 import { step } from "../../src/planner/loop.ts";
 import { offlinePlanner } from "../../src/planner/models/offline/index.ts";
 import { MemoryPort } from "../support/memory-port.ts";
+import { listedFiles as files, listed } from "../support/plan-lists.ts";
 
 /**
  * The feedback corpus runner: real review comments, read from the fetched datasets (never
@@ -129,16 +130,6 @@ async function run(port: MemoryPort) {
   }
 }
 
-function listed(plan: string, heading: string): string[] {
-  const start = plan.search(new RegExp(`^#+ ${heading}$`, "m"));
-  if (start === -1) return [];
-  const rest = plan.slice(start).split("\n").slice(1);
-  const end = rest.findIndex((l) => l.startsWith("#"));
-  const section = (end === -1 ? rest : rest.slice(0, end)).join("\n");
-  return [...section.matchAll(/^(?:\d+\.|-) `([^`]+)`/gm)].map((m) => m[1]!);
-}
-const files = (plan: string) =>
-  ["Files to change", "Files to check", "New files", "Tests"].flatMap((h) => listed(plan, h));
 function notes(plan: string): string {
   const start = plan.indexOf("\n## Revision notes\n");
   if (start === -1) return "";

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { offlinePlanner } from "../../src/planner/models/offline/index.ts";
 import { MemoryPort } from "../support/memory-port.ts";
+import { listedFiles as all, listed } from "../support/plan-lists.ts";
 import { runUntilStopped } from "./planner/helpers.ts";
 
 /**
@@ -35,16 +36,6 @@ async function revise(task: string, feedback: string) {
   return { before, after: port.readPlan()!.content };
 }
 
-function listed(plan: string, heading: string): string[] {
-  const start = plan.search(new RegExp(`^#+ ${heading}$`, "m"));
-  if (start === -1) return [];
-  const rest = plan.slice(start).split("\n").slice(1);
-  const end = rest.findIndex((l) => l.startsWith("#"));
-  const section = (end === -1 ? rest : rest.slice(0, end)).join("\n");
-  return [...section.matchAll(/^(?:\d+\.|-) `([^`]+)`/gm)].map((m) => m[1]!);
-}
-const all = (plan: string) =>
-  ["Files to change", "Files to check", "New files", "Tests"].flatMap((h) => listed(plan, h));
 function section(plan: string, heading: string): string {
   const start = plan.indexOf(`\n## ${heading}\n`);
   if (start === -1) return "";

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { offlinePlanner } from "../../src/planner/models/offline/index.ts";
 import { MemoryPort } from "../support/memory-port.ts";
+import { listedFiles as allListed, lineOf, listed } from "../support/plan-lists.ts";
 import { runUntilStopped } from "./planner/helpers.ts";
 
 /**
@@ -34,24 +35,6 @@ async function planOn(files: Record<string, string>, prompt: string) {
   expect(await runUntilStopped(port, { planner })).toEqual({ next: "wait" });
   expect(port.pendingWait()?.kind).toBe("plan");
   return { port, planner, plan: port.readPlan()!.content };
-}
-
-/** The paths listed under one heading of a plan (up to the next heading). */
-function listed(plan: string, heading: string): string[] {
-  const start = plan.search(new RegExp(`^#+ ${heading}$`, "m"));
-  if (start === -1) return [];
-  const rest = plan.slice(start).split("\n").slice(1);
-  const end = rest.findIndex((l) => l.startsWith("#"));
-  const section = (end === -1 ? rest : rest.slice(0, end)).join("\n");
-  return [...section.matchAll(/^(?:\d+\.|-) `([^`]+)`/gm)].map((m) => m[1]!);
-}
-
-const allListed = (plan: string) =>
-  ["Files to change", "Files to check", "New files", "Tests"].flatMap((h) => listed(plan, h));
-
-/** The line of a list that is about `path`. */
-function lineOf(plan: string, path: string): string {
-  return plan.split("\n").find((l) => new RegExp(`^(?:\\d+\\.|-) \`${path}\``).test(l)) ?? "";
 }
 
 function section(plan: string, heading: string): string {

@@ -6,6 +6,7 @@ import { coveringTests, testPairing } from "../../src/planner/models/offline/rep
 import { commandOf, taskKind } from "../../src/planner/models/offline/task/intent.ts";
 import { COMMON_WORD_WEIGHT, deriveTerms } from "../../src/planner/models/offline/task/terms.ts";
 import { MemoryPort } from "../support/memory-port.ts";
+import { lineOf, listed } from "../support/plan-lists.ts";
 import { runUntilStopped } from "./planner/helpers.ts";
 
 /**
@@ -47,21 +48,6 @@ async function planOn(files: Record<string, string>, prompt: string): Promise<st
   expect(await runUntilStopped(port, { planner: offlinePlanner() })).toEqual({ next: "wait" });
   expect(port.pendingWait()?.kind).toBe("plan");
   return port.readPlan()!.content;
-}
-
-/** The paths listed under one heading of a plan (up to the next heading). */
-function listed(plan: string, heading: string): string[] {
-  const start = plan.search(new RegExp(`^#+ ${heading}$`, "m"));
-  if (start === -1) return [];
-  const rest = plan.slice(start).split("\n").slice(1);
-  const end = rest.findIndex((l) => l.startsWith("#"));
-  const section = (end === -1 ? rest : rest.slice(0, end)).join("\n");
-  return [...section.matchAll(/^(?:\d+\.|-) `([^`]+)`/gm)].map((m) => m[1]!);
-}
-
-/** The line of a list that is about `path`. */
-function lineOf(plan: string, path: string): string {
-  return plan.split("\n").find((l) => new RegExp(`^(?:\\d+\\.|-) \`${path}\``).test(l)) ?? "";
 }
 
 describe("the offline planner leaves out what only the task's common words point at", () => {

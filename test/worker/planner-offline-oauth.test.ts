@@ -5,6 +5,7 @@ import { offlinePlanner } from "../../src/planner/models/offline/index.ts";
 import type { Comment } from "../../src/protocol/index.ts";
 import { filesNamedByPlan } from "../bench/planner/plan-files.ts";
 import { MemoryPort } from "../support/memory-port.ts";
+import { lineOf, listed } from "../support/plan-lists.ts";
 import { runUntilStopped } from "./planner/helpers.ts";
 
 /**
@@ -27,21 +28,6 @@ const FILES = Object.fromEntries(
 );
 const TASK =
   "Add GitHub OAuth login that reuses the existing session store and links GitHub identities to users";
-
-/** The paths listed under one heading of a plan (up to the next heading). */
-function listed(plan: string, heading: string): string[] {
-  const start = plan.search(new RegExp(`^#+ ${heading}$`, "m"));
-  if (start === -1) return [];
-  const rest = plan.slice(start).split("\n").slice(1);
-  const end = rest.findIndex((l) => l.startsWith("#"));
-  const section = (end === -1 ? rest : rest.slice(0, end)).join("\n");
-  return [...section.matchAll(/^(?:\d+\.|-) `([^`]+)`/gm)].map((m) => m[1]!);
-}
-
-/** The line of a list that is about `path`. */
-function lineOf(plan: string, path: string): string {
-  return plan.split("\n").find((l) => new RegExp(`^(?:\\d+\\.|-) \`${path}\``).test(l)) ?? "";
-}
 
 async function firstPlan(variant: "simple" | "visual" = "simple") {
   const port = new MemoryPort({

@@ -3,6 +3,7 @@ import { step } from "../../src/planner/loop.ts";
 import { offlinePlanner } from "../../src/planner/models/offline/index.ts";
 import { toolResultText } from "../../src/protocol/index.ts";
 import { MemoryPort } from "../support/memory-port.ts";
+import { listed, listedFiles } from "../support/plan-lists.ts";
 import { generatedRepository } from "./planner/generated-repo.ts";
 import {
   pyappFixture,
@@ -22,23 +23,6 @@ async function planOffline(task: string) {
   return { port, planner, result };
 }
 
-/** The paths a plan lists, in order: files to change, files to check, new files and tests. */
-function filesToChange(plan: string): string[] {
-  return ["Files to change", "Files to check", "New files", "Tests"].flatMap((h) =>
-    listed(plan, h),
-  );
-}
-
-/** The paths listed under one heading of a plan (up to the next heading). */
-function listed(plan: string, heading: string): string[] {
-  const start = plan.search(new RegExp(`^#+ ${heading}$`, "m"));
-  if (start === -1) return [];
-  const rest = plan.slice(start).split("\n").slice(1);
-  const end = rest.findIndex((l) => l.startsWith("#"));
-  const section = (end === -1 ? rest : rest.slice(0, end)).join("\n");
-  return [...section.matchAll(/^(?:\d+\.|-) `([^`]+)`/gm)].map((m) => m[1]!);
-}
-
 describe("the offline planner on the shop fixture", () => {
   it("plans GitHub OAuth login around the auth code, a new migration and the auth tests — not billing or email", async () => {
     const { port, result } = await planOffline(
@@ -47,7 +31,7 @@ describe("the offline planner on the shop fixture", () => {
     expect(result).toEqual({ next: "wait" });
     expect(port.pendingWait()?.kind).toBe("plan");
     const plan = port.readPlan()!.content;
-    const files = filesToChange(plan);
+    const files = listedFiles(plan);
     for (const expected of [
       "src/auth/login.ts",
       "src/auth/session.ts",
@@ -76,7 +60,7 @@ describe("the offline planner on the shop fixture", () => {
     const { port } = await planOffline(
       "Round invoice totals to two decimals and show VAT separately",
     );
-    const files = filesToChange(port.readPlan()!.content);
+    const files = listedFiles(port.readPlan()!.content);
     expect(files).toEqual(
       expect.arrayContaining([
         "src/billing/invoice.ts",
@@ -107,7 +91,7 @@ describe("the offline planner on the shop fixture", () => {
     expect(port.pendingWait()?.kind).toBe("plan");
     const plan = port.readPlan()!.content;
     expect(plan).toContain("you chose the area `src/`");
-    const files = filesToChange(plan);
+    const files = listedFiles(plan);
     expect(files).toContain("src/app.ts");
     expect(files.every((f) => f.startsWith("src/"))).toBe(true);
     // Exactly one question in the whole session.
@@ -135,7 +119,7 @@ describe("the offline planner on the shop fixture", () => {
     expect(await runUntilStopped(port, { planner })).toEqual({ next: "wait" });
     const plan = port.readPlan()!.content;
     expect(plan).toContain("The clarifying question went unanswered");
-    expect(filesToChange(plan).length).toBeGreaterThan(0);
+    expect(listedFiles(plan).length).toBeGreaterThan(0);
   });
 
   it("folds rejection feedback and quoted comments into the next revision", async () => {
@@ -143,8 +127,8 @@ describe("the offline planner on the shop fixture", () => {
       "Round invoice totals to two decimals and show VAT separately",
     );
     const first = port.readPlan()!.content;
-    expect(filesToChange(first)).toContain("src/billing/tax.ts");
-    expect(filesToChange(first)).not.toContain("src/billing/currency.ts");
+    expect(listedFiles(first)).toContain("src/billing/tax.ts");
+    expect(listedFiles(first)).not.toContain("src/billing/currency.ts");
 
     port.decide(port.pendingWait()!.tool_use_id, {
       kind: "reject",
@@ -157,7 +141,7 @@ describe("the offline planner on the shop fixture", () => {
     expect(await runUntilStopped(port, { planner })).toEqual({ next: "wait" });
     const second = port.readPlan()!;
     expect(second.revision).toBe(2);
-    const files = filesToChange(second.content);
+    const files = listedFiles(second.content);
     expect(files).toContain("src/billing/currency.ts");
     expect(files).toContain("src/billing/invoice.ts");
     expect(files).not.toContain("src/billing/tax.ts");
@@ -183,7 +167,7 @@ describe("the offline planner on the shop fixture", () => {
       'Feedback: "Comments on passages of the plan: none. Format the amounts with formatMoney',
     );
     expect(second).not.toContain("Comment on");
-    expect(filesToChange(second)).toContain("src/billing/currency.ts");
+    expect(listedFiles(second)).toContain("src/billing/currency.ts");
   });
 
   it("is deterministic and gives the same plan after a crash in the middle", async () => {
@@ -257,7 +241,7 @@ describe("the offline planner at scale (inside workerd)", () => {
       },
     });
     expect(await runUntilStopped(port, { planner: offlinePlanner() })).toEqual({ next: "wait" });
-    const files = filesToChange(port.readPlan()!.content);
+    const files = listedFiles(port.readPlan()!.content);
     expect(files).toEqual(
       expect.arrayContaining(["packages/auth/src/login.ts", "packages/auth/src/session.ts"]),
     );
@@ -278,7 +262,7 @@ describe("the offline planner on the pyapp fixture (Python)", () => {
     });
     expect(await runUntilStopped(port, { planner: offlinePlanner() })).toEqual({ next: "wait" });
     const plan = port.readPlan()!.content;
-    const files = filesToChange(plan);
+    const files = listedFiles(plan);
     expect(files).toEqual(
       expect.arrayContaining([
         "app/users/service.py",
