@@ -6,6 +6,7 @@ export * from "./blob-id.ts";
 export * from "./decision-words.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
+export * from "./execution.ts";
 export * from "./limits.ts";
 export * from "./markers.ts";
 export * from "./plan-paths.ts";
