@@ -16,6 +16,8 @@ const patient = { testTimeout: 180_000, hookTimeout: 300_000 };
 
 export default defineConfig({
   test: {
+    // The last lines name any file whose test process died before it finished.
+    reporters: ["default", "./test/support/unfinished-files-reporter.ts"],
     projects: [
       {
         plugins: [
