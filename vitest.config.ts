@@ -35,6 +35,10 @@ export default defineConfig({
                 // Most suites make thousands of requests with one token; the rate-limit tests
                 // turn the limits back on for their own requests (test/worker/api-rate-limits.test.ts).
                 PLANPORT_RATE_LIMITS: "off",
+                // Approvals carry the plan out on the overlay alone (no container): the suites
+                // here test sessions; commands in containers are tested end to end
+                // (test/e2e/cloud-execution.test.ts) against a real executor.
+                PLANPORT_EXECUTION: "overlay",
               },
             },
           }),

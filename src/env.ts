@@ -1,3 +1,4 @@
+import type { ExecutionEnv } from "./execution/executor.ts";
 import type { OwnerIndexRpc } from "./owner/rpc.ts";
 import type { PlannerEnv } from "./planner/port.ts";
 import type { SessionRpc } from "./session/rpc.ts";
@@ -9,7 +10,7 @@ import type { SessionRpc } from "./session/rpc.ts";
  * Object namespaces are typed by the objects' RPC surfaces (session/rpc.ts, owner/rpc.ts), not
  * by their classes, so reading `Env` never imports an object.
  */
-export interface Env extends PlannerEnv {
+export interface Env extends PlannerEnv, ExecutionEnv {
   SESSIONS: DurableObjectNamespace<SessionRpc>;
   OWNERS: DurableObjectNamespace<OwnerIndexRpc>;
   SNAPSHOTS: R2Bucket;

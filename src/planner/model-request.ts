@@ -106,7 +106,7 @@ export function buildRequest(
   );
   return {
     system: SYSTEM_PROMPT,
-    tools: toolSpecsFor(facts.variant),
+    tools: toolSpecsFor(facts.variant, mode, port.commands !== null),
     messages,
     inputs: userInputs(thread.all, source.decisions),
     maxOutputTokens: outputTokensFor(budget),

@@ -1,4 +1,5 @@
 import {
+  BASH_TOOL,
   DEEP_TOOL_NAMES,
   type PermissionMode,
   READ_ONLY_TOOLS,
@@ -58,6 +59,8 @@ export interface ToolCallRequest {
   agent?: Agent;
   /** Whether the session offers `Task` (the `deep` variant); false when absent. */
   offersTask?: boolean;
+  /** Whether the session can run commands after approval (`Bash`); false when absent. */
+  runsCommands?: boolean;
 }
 
 /**
@@ -72,6 +75,7 @@ export interface ToolCallRequest {
 export function decidePermission(call: ToolCallRequest): PermissionDecision {
   if (call.agent === "subagent") return decideForSubagent(call.tool, call.input);
   const { tool } = call;
+  if (tool === BASH_TOOL) return decideBash(call);
   const offersTask = call.offersTask === true;
   if (
     isOneOf(READ_ONLY_TOOLS, tool) ||
@@ -87,6 +91,26 @@ export function decidePermission(call: ToolCallRequest): PermissionDecision {
     return deny(`There is no tool named "${tool}". Use one of: ${offered.join(", ")}.`);
   }
   return decideWrite(call.mode, tool, call.input, call.planPath);
+}
+
+/**
+ * `Bash` runs only after approval, and only where commands can run. Plan mode's refusal says
+ * why, so a model that tries learns to put the command into the plan instead.
+ */
+function decideBash(call: ToolCallRequest): PermissionDecision {
+  if (call.mode === "plan") {
+    return deny(
+      "Plan mode is active: Bash is not available while planning, nothing was run. Use Read, Grep, Glob and LS to look at the repository, and name the commands to run (tests, builds) in the plan's verification steps; they run after the user approves.",
+    );
+  }
+  if (call.runsCommands !== true) {
+    return deny(
+      "Bash is not available in this session: this deployment carries out plans without running commands (PLANPORT_EXECUTION=overlay). Use Read, Grep, Glob, Edit and Write.",
+    );
+  }
+  return isPlainObject(call.input)
+    ? { behavior: "allow" }
+    : deny(`The input of ${BASH_TOOL} must be a JSON object.`);
 }
 
 /**

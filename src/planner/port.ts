@@ -6,6 +6,7 @@ import type {
   PlanDecisionRecord,
   PlanFile,
   ResolvedPlanner,
+  RunResult,
   ScriptedTurn,
   Usage,
   Variant,
@@ -24,6 +25,11 @@ import type { SnapshotEntry, SnapshotFiles } from "../snapshot/files.ts";
 export interface SessionPort {
   readonly facts: SessionFacts;
   readonly snapshot: SnapshotFiles;
+  /**
+   * Where the executing model's commands run (`Bash`, after approval); null when this
+   * session's execution runs none (PLANPORT_EXECUTION=overlay). docs/EXECUTION.md.
+   */
+  readonly commands: SessionCommands | null;
 
   /** Runs `fn` as one SQLite transaction: all of its writes land, or none do. */
   transaction<T>(fn: () => T): T;
@@ -86,9 +92,28 @@ export interface SessionPort {
   endSession(subtype: "error_during_execution" | "error_max_turns", message: string): void;
   /** Marks remote execution finished (after approve): phase `done`, outcome stays approved. */
   finishExecution(): void;
+  /** Records a command `Bash` ran (the Session's `last_test_run` is read from these). */
+  recordCommandRun(run: CommandRun): void;
 
   /** Milliseconds since the epoch (a seam for tests of timing rules). */
   now(): number;
+}
+
+/** Runs commands over the session's workspace: the snapshot with the overlay's edits. */
+export interface SessionCommands {
+  /** What runs them, for sentences ("The local executor (Docker on this machine)"). */
+  readonly where: string;
+  /** Runs one command; throws with a sentence when the executor cannot run it. */
+  run(command: string, timeoutMs: number): Promise<RunResult>;
+}
+
+/** One command `Bash` ran, as the session records it. */
+export interface CommandRun {
+  toolUseId: string;
+  command: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
 }
 
 /** The session as one step of the engine finds it. */

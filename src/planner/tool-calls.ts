@@ -160,6 +160,7 @@ async function answerOf(
     planPath,
     agent: scope.agent,
     offersTask: scope.offersTask,
+    runsCommands: port.commands !== null,
   });
   if (permission.behavior === "deny") return { kind: "denied", reason: permission.reason };
   const tool = findTool(call.name);
@@ -178,6 +179,7 @@ async function answerOf(
       workspace,
       mode,
       planPath,
+      callId: call.id,
       target: permission.target,
       scanLimit: scanLimitFor(port.facts.planner),
     });

@@ -24,6 +24,7 @@ export type ErrorCode =
   | "already_decided"
   | "no_terminal"
   | "cannot_execute_remotely"
+  | "executor_unavailable"
   | "plan_too_large"
   | "session_ended"
   | "view_only"

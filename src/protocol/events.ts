@@ -25,8 +25,14 @@ export type ToolName = (typeof TOOL_NAMES)[number];
 export const TASK_TOOL = "Task";
 /** The tools of a `deep` session, in the order `system/init` lists them. */
 export const DEEP_TOOL_NAMES = [...TOOL_NAMES, TASK_TOOL] as const;
+/**
+ * The command tool of remote execution: `{"command", "timeout"?, "description"?}` runs a shell
+ * command in the session's container (docs/EXECUTION.md). Offered only after *approve*, never
+ * in plan mode, and only where commands can run.
+ */
+export const BASH_TOOL = "Bash";
 /** Any tool a session may offer. */
-export type SessionToolName = (typeof DEEP_TOOL_NAMES)[number];
+export type SessionToolName = (typeof DEEP_TOOL_NAMES)[number] | typeof BASH_TOOL;
 
 /**
  * `success` ends a turn, not the session: a session that waits for a question or a plan review

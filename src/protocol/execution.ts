@@ -104,3 +104,55 @@ export const EXECUTOR_ERRORS = {
   workspaceMissing: "workspace_missing",
   unavailable: "executor_unavailable",
 } as const;
+
+/**
+ * The last test run of a remote execution, as the Session shows it (`last_test_run`): the last
+ * `Bash` command that ran a test suite ({@link isTestCommand}), and how it ended.
+ */
+export const LastTestRunSchema = z.object({
+  command: z.string(),
+  /** null when a signal or the timeout ended it. */
+  exit_code: z.number().int().nullable(),
+  timed_out: z.boolean(),
+  duration_ms: z.number().int().min(0),
+  /** ISO time it finished. */
+  at: z.string(),
+});
+export type LastTestRun = z.infer<typeof LastTestRunSchema>;
+
+/**
+ * Test runners a command may start, by the words that start them (after `cd …&&`, env
+ * assignments or `npx`): what makes a `Bash` call a test run for {@link LastTestRun}.
+ */
+const TEST_COMMANDS: readonly RegExp[] = [
+  /^(npm|pnpm|yarn|bun)\s+(run\s+)?(test|t)\b/,
+  /^(npm|pnpm|yarn|bun)\s+run\s+[\w:.-]*test[\w:.-]*\b/,
+  /^(npx\s+|bunx\s+)?(vitest|jest|mocha|ava|tap|playwright\s+test)\b/,
+  /^node\s+(--[\w-]+\s+)*--test\b/,
+  /^(python3?\s+-m\s+)?(pytest|unittest|tox|nox)\b/,
+  /^(go|cargo|dotnet|mix|swift|zig)\s+test\b/,
+  /^(mvn|\.\/mvnw)\b.*\b(test|verify)\b/,
+  /^(gradle|\.\/gradlew)\b.*\b(test|check)\b/,
+  /^(make|just|rake)\b.*\b(test|tests|check|spec)\b/,
+  /^(bundle\s+exec\s+)?(rspec|phpunit|ctest)\b/,
+];
+
+/**
+ * Whether a command runs a test suite: each part of a `&&`/`;` chain is tried, past `cd`,
+ * variable assignments and `timeout N`.
+ *
+ * @example
+ * isTestCommand("cd app && CI=1 npm test -- --run") // → true
+ * isTestCommand("ls -la") // → false
+ */
+export function isTestCommand(command: string): boolean {
+  return command
+    .split(/&&|\|\||;|\n/)
+    .map((part) =>
+      part
+        .trim()
+        .replace(/^(\w+=\S*\s+)+/, "")
+        .replace(/^timeout\s+\S+\s+/, ""),
+    )
+    .some((part) => !/^cd\s/.test(part) && TEST_COMMANDS.some((p) => p.test(part)));
+}

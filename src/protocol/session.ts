@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { DecisionKind } from "./events.ts";
+import { LastTestRunSchema } from "./execution.ts";
 
 /** docs/PROTOCOL.md "Session". Extra fields beyond the protocol are additive only. */
 
@@ -186,6 +187,8 @@ export const SessionSchema = z.object({
   your_role: z.enum(["requester", "approver", "decider", "viewer"]).optional(),
   /** How many suggestions readers left (GET /v1/sessions/:id/comments lists them). */
   suggestion_count: z.number().int().nonnegative().optional(),
+  /** Remote execution's last test run (docs/EXECUTION.md); null before one ran. */
+  last_test_run: LastTestRunSchema.nullable().optional(),
 });
 export type Session = z.infer<typeof SessionSchema>;
 

@@ -9,6 +9,7 @@ import type { WebhookFetch } from "../webhooks/send.ts";
 import { SessionWebhooks } from "../webhooks/session-webhooks.ts";
 import { Activity } from "./activity.ts";
 import { idleDueAt, scheduleAlarm } from "./alarm.ts";
+import { executionOf, lastTestRun, releaseIfExecuted } from "./commands.ts";
 import { pendingWait } from "./decisions/waits.ts";
 import { AccessGate } from "./gate.ts";
 import { archiveIdleSession } from "./lifecycle.ts";
@@ -72,7 +73,10 @@ export class SessionCore {
     const row = readRow(this.sql);
     const team = teamView(this.sql, role === null ? "requester" : roleName(role));
     if (row === null || team === null) return NOT_FOUND;
-    return ok(sessionView(this.activity.applyTo(row), pendingWait(this.sql), origin, team));
+    return ok({
+      ...sessionView(this.activity.applyTo(row), pendingWait(this.sql), origin, team),
+      last_test_run: lastTestRun(this.sql),
+    });
   }
 
   /** Keeps the base of later webhooks' links (only the requester's requests count). */
@@ -121,6 +125,7 @@ export class SessionCore {
   async releaseIfEnded(before: SessionRow): Promise<void> {
     const after = readRow(this.sql);
     if (releasesSnapshot(before, after, this.sql)) await releaseSnapshot(this.env, after);
+    await releaseIfExecuted(executionOf(this.env, before), before, after);
   }
 
   /**

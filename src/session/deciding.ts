@@ -1,5 +1,6 @@
 import type { Decision, Message, Session, Suggestion } from "../protocol/index.ts";
 import { fail, ok } from "../protocol/index.ts";
+import { executionOf, refuseWithoutExecutor } from "./commands.ts";
 import type { SessionCore } from "./core.ts";
 import { postMessage } from "./decisions/messages.ts";
 import { recordDecision } from "./decisions/record.ts";
@@ -11,6 +12,7 @@ import {
   supersedeSession,
 } from "./groups.ts";
 import { archiveSession } from "./lifecycle.ts";
+import { canExecuteRemotely } from "./planners.ts";
 import { NOT_FOUND, type SessionResult } from "./result.ts";
 import { hasSchema } from "./schema.ts";
 import { hasEnded, readRow } from "./session-row.ts";
@@ -57,6 +59,11 @@ export async function decide(
 ): Promise<SessionResult<Session>> {
   const viewOnly = refuseViewer(role);
   if (viewOnly) return viewOnly;
+  if (body.decision === "approve" && canExecuteRemotely(before.planner)) {
+    // Before anything is recorded: without a container to run in, the approval starts nothing.
+    const noExecutor = await refuseWithoutExecutor(executionOf(core.env, before));
+    if (noExecutor) return noExecutor;
+  }
   const team = readTeam(core.sql);
   const approvers = team?.approvers.map((a) => a.label) ?? [];
   const claim = await claimBeforeDecision(core.env, before, body.decision);

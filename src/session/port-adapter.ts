@@ -1,4 +1,11 @@
-import type { SessionFacts, SessionPort, SessionState, SnapshotFiles } from "../planner/port.ts";
+import type {
+  CommandRun,
+  SessionCommands,
+  SessionFacts,
+  SessionPort,
+  SessionState,
+  SnapshotFiles,
+} from "../planner/port.ts";
 import type {
   Event,
   NewEvent,
@@ -8,6 +15,7 @@ import type {
   ScriptedTurn,
   Usage,
 } from "../protocol/index.ts";
+import { recordCommandRun } from "./commands.ts";
 import { listDecisions } from "./decisions/record.ts";
 import {
   closeWait,
@@ -45,6 +53,7 @@ export const NO_SNAPSHOT: SnapshotFiles = {
   list: async () => [],
   read: async () => null,
   scan: async function* () {},
+  scanBytes: async function* () {},
 };
 
 /**
@@ -65,6 +74,8 @@ export class SessionPortAdapter implements SessionPort {
      * `announceChanges`), called right after each write that can make one, in its transaction.
      */
     private readonly announce: () => void = () => {},
+    /** Where `Bash` runs after approval; null: this session runs no commands. */
+    readonly commands: SessionCommands | null = null,
   ) {
     this.sql = storage.sql;
     const texts = readSessionTexts(this.sql);
@@ -189,6 +200,11 @@ export class SessionPortAdapter implements SessionPort {
   finishExecution(): void {
     updateRow(this.sql, { executed: 1, updated_at: this.clock() });
     this.announce();
+  }
+
+  recordCommandRun(run: CommandRun): void {
+    this.liveRow();
+    recordCommandRun(this.sql, run, this.clock());
   }
 
   now(): number {

@@ -176,6 +176,20 @@ const MIGRATIONS: readonly (readonly MigrationStep[])[] = [
     // delivery stored before counts from its creation.
     "ALTER TABLE webhook_outbox ADD COLUMN first_attempt_at INTEGER",
   ],
+  [
+    // Remote execution's commands (docs/EXECUTION.md): one row per `Bash` run, written with
+    // its tool result; `is_test` marks a test run (the Session's `last_test_run`).
+    `CREATE TABLE command_runs (
+      seq INTEGER PRIMARY KEY,
+      tool_use_id TEXT NOT NULL,
+      command TEXT NOT NULL,
+      exit_code INTEGER,
+      timed_out INTEGER NOT NULL,
+      duration_ms INTEGER NOT NULL,
+      is_test INTEGER NOT NULL,
+      finished_at INTEGER NOT NULL
+    )`,
+  ],
 ];
 
 /**

@@ -15,6 +15,7 @@ import { ok } from "../protocol/index.ts";
 import { type AnnounceTarget, nextDeliveryAt } from "../webhooks/outbox.ts";
 import type { WebhookFetch } from "../webhooks/send.ts";
 import { restoreAlarm } from "./alarm.ts";
+import { commandsOf, executionOf } from "./commands.ts";
 import { SessionCore } from "./core.ts";
 import * as deciding from "./deciding.ts";
 import { pendingWait } from "./decisions/waits.ts";
@@ -259,12 +260,14 @@ export class SessionObject extends DurableObject<Env> implements SessionRpc {
   port(): SessionPort {
     const row = hasSchema(this.sql) ? readRow(this.sql) : null;
     if (row === null) throw new Error("This Durable Object holds no session.");
+    const snapshot = this.core.snapshotOf(row);
     return new SessionPortAdapter(
       this.ctx.storage,
-      this.core.snapshotOf(row),
+      snapshot,
       this.clock,
       this.core.retentionMs(),
       () => this.core.webhooks.announce(),
+      commandsOf(executionOf(this.env, row), row, this.sql, snapshot),
     );
   }
 

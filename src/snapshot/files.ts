@@ -22,4 +22,6 @@ export interface SnapshotFiles {
    * `filter` skips paths before their bytes are fetched.
    */
   scan(filter?: (path: string) => boolean): AsyncIterable<{ path: string; text: string }>;
+  /** Like {@link scan}, every file's bytes as stored (the workspace of remote execution). */
+  scanBytes(): AsyncIterable<{ path: string; bytes: Uint8Array }>;
 }

@@ -60,6 +60,17 @@ export function openSnapshotReader(bucket: R2Bucket, prefix: string): SnapshotFi
         yield { path: file.path, text };
       }
     },
+    async *scanBytes() {
+      const { files } = await load();
+      const segments = new PackSegments(files, (pack, start, end) =>
+        fetchRange(bucket, prefix, pack, start, end),
+      );
+      for (const file of files) {
+        const bytes = await segments.bytesOf(file);
+        segments.done(file);
+        yield { path: file.path, bytes };
+      }
+    },
   };
 }
 

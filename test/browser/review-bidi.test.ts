@@ -38,7 +38,12 @@ const persist = mkdtempSync(join(tmpdir(), "planport-review-bidi-"));
 beforeAll(async () => {
   worker = await startWorkerProcess({
     persistDir: persist,
-    vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline", PLANPORT_ALLOW_SCRIPTED: "true" },
+    vars: {
+      PLANPORT_TOKENS: TOKEN,
+      PLANPORT_PLANNER: "offline",
+      PLANPORT_ALLOW_SCRIPTED: "true",
+      PLANPORT_EXECUTION: "overlay",
+    },
   });
   browser = await launchChromium();
 }, 120_000);

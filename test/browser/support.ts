@@ -155,6 +155,7 @@ export function reviewRig(token: string, persistPrefix: string): ReviewRig {
         PLANPORT_TOKENS: token,
         PLANPORT_PLANNER: "offline",
         PLANPORT_ALLOW_SCRIPTED: "true",
+        PLANPORT_EXECUTION: "overlay",
       },
     });
     browser = await launchChromium();

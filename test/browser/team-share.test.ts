@@ -42,6 +42,7 @@ beforeAll(async () => {
       PLANPORT_TOKENS: `alice:${ALICE},bob:${BOB}`,
       PLANPORT_PLANNER: "offline",
       PLANPORT_ALLOW_SCRIPTED: "true",
+      PLANPORT_EXECUTION: "overlay",
     },
   });
   browser = await launchChromium();

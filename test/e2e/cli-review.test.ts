@@ -59,6 +59,7 @@ beforeAll(async () => {
       PLANPORT_TOKENS: `${TOKEN},bob:${BOB_TOKEN}`,
       PLANPORT_PLANNER: "offline",
       PLANPORT_ALLOW_SCRIPTED: "true",
+      PLANPORT_EXECUTION: "overlay",
     },
   });
   api = createApi({ server: worker.url, token: TOKEN });

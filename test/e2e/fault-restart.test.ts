@@ -27,7 +27,11 @@ import { tarGz } from "../support/tarballs.ts";
 
 const TOKEN = "e2e-fault-token";
 const auth = { token: TOKEN };
-const VARS = { PLANPORT_TOKENS: TOKEN, PLANPORT_ALLOW_SCRIPTED: "true" };
+const VARS = {
+  PLANPORT_TOKENS: TOKEN,
+  PLANPORT_ALLOW_SCRIPTED: "true",
+  PLANPORT_EXECUTION: "overlay",
+};
 /**
  * The CLI's poll interval. A restart of `wrangler dev` takes about 3 s here; 5 failures in a
  * row need 4 intervals (8 s), so the attached CLI must ride through with room to spare.

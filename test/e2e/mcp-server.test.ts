@@ -43,7 +43,12 @@ const persist = mkdtempSync(join(tmpdir(), "planport-e2e-mcp-"));
 beforeAll(async () => {
   worker = await startWorkerProcess({
     persistDir: persist,
-    vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline", PLANPORT_ALLOW_SCRIPTED: "true" },
+    vars: {
+      PLANPORT_TOKENS: TOKEN,
+      PLANPORT_PLANNER: "offline",
+      PLANPORT_ALLOW_SCRIPTED: "true",
+      PLANPORT_EXECUTION: "overlay",
+    },
   });
   api = createApi({ server: worker.url, token: TOKEN });
   repo = fixtureRepo();

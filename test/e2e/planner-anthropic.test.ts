@@ -69,6 +69,7 @@ beforeAll(async () => {
     ANTHROPIC_API_KEY: KEY,
     ANTHROPIC_BASE_URL: `${double.url}/t/${LANE}`,
     ANTHROPIC_MODEL: "claude-test",
+    PLANPORT_EXECUTION: "overlay",
   });
   repo = gitRepository({
     "README.md": "# Shop\n",

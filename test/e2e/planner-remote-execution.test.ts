@@ -119,7 +119,10 @@ let pp: PlanportWorker;
 const cleanup: string[] = [];
 
 beforeAll(async () => {
-  pp = await startPlanportWorker({ PLANPORT_ALLOW_SCRIPTED: "true" });
+  pp = await startPlanportWorker({
+    PLANPORT_ALLOW_SCRIPTED: "true",
+    PLANPORT_EXECUTION: "overlay",
+  });
 }, 120_000);
 
 afterAll(async () => {

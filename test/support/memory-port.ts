@@ -13,6 +13,8 @@
 import { DEFAULT_MAX_TURNS } from "../../src/config.ts";
 import { afkAnswersResult, answersEvent } from "../../src/planner/decisions.ts";
 import type {
+  CommandRun,
+  SessionCommands,
   SessionFacts,
   SessionPort,
   SessionState,
@@ -57,6 +59,9 @@ export function memorySnapshot(
       snapshot.scans++;
       for (const path of paths) if (!filter || filter(path)) yield { path, text: files[path]! };
     },
+    async *scanBytes() {
+      for (const path of paths) yield { path, bytes: new TextEncoder().encode(files[path]!) };
+    },
   };
   return snapshot;
 }
@@ -96,12 +101,17 @@ export interface MemoryPortOptions {
   prePlanMode?: PermissionMode;
   /** Start time in ms; the clock only moves when a test calls `advance`. */
   now?: number;
+  /** Where `Bash` runs after approval; none (overlay-only execution) when absent. */
+  commands?: SessionCommands | null;
 }
 
 /** TEST DOUBLE of the session Durable Object's port. */
 export class MemoryPort implements SessionPort {
   readonly facts: SessionFacts;
   readonly snapshot: SnapshotFiles & { scans: number };
+  readonly commands: SessionCommands | null;
+  /** The commands `Bash` recorded, oldest first. */
+  readonly commandRuns: CommandRun[] = [];
   crashWhen: CrashHook | null = null;
   #s: State;
   #depth = 0;
@@ -124,6 +134,7 @@ export class MemoryPort implements SessionPort {
       ...opts.facts,
     };
     this.snapshot = memorySnapshot(opts.files ?? {});
+    this.commands = opts.commands ?? null;
     this.#prePlan = opts.prePlanMode ?? "default";
     this.#clock = opts.now ?? Date.UTC(2026, 0, 1);
     this.#s = {
@@ -264,6 +275,9 @@ export class MemoryPort implements SessionPort {
   }
   finishExecution(): void {
     this.#s.finished = true;
+  }
+  recordCommandRun(run: CommandRun): void {
+    this.commandRuns.push(run);
   }
   now(): number {
     return this.#clock;

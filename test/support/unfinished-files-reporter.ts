@@ -14,11 +14,11 @@ export default class UnfinishedFilesReporter implements Reporter {
   }
 
   onTestModuleEnd(module: TestModule): void {
-    if (module.state() === "passed" || module.state() === "skipped") this.started.delete(module.id);
+    this.started.delete(module.id);
   }
 
   onTestRunEnd(): void {
-    const left = [...this.started.values()].filter(({ module }) => module.state() !== "failed");
+    const left = [...this.started.values()];
     if (left.length === 0) return;
     const lines = left.map(({ module, at }) => {
       const done = [...module.children.allTests()].filter((t) => t.result().state !== "pending");

@@ -371,7 +371,7 @@ describe("the Task tool of the session's own agent", () => {
     }
     const unknown = decidePermission({
       mode: "plan",
-      tool: "Bash",
+      tool: "Shell",
       input: {},
       planPath: PLAN,
       offersTask: true,

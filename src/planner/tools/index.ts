@@ -1,5 +1,13 @@
-import { READ_ONLY_TOOLS, TOOL_NAMES, type ToolName, type Variant } from "../../protocol/index.ts";
+import {
+  BASH_TOOL,
+  type PermissionMode,
+  READ_ONLY_TOOLS,
+  TOOL_NAMES,
+  type ToolName,
+  type Variant,
+} from "../../protocol/index.ts";
 import { askUserQuestionTool } from "./ask-user-question.ts";
+import { bashTool } from "./bash.ts";
 import { editTool } from "./edit.ts";
 import { exitPlanModeTool } from "./exit-plan-mode.ts";
 import { globTool } from "./glob.ts";
@@ -37,14 +45,26 @@ export const SUBAGENT_TOOL_SPECS: readonly ToolSpec[] = READ_ONLY_TOOLS.map(
 );
 
 /**
- * The tool catalogue of a session's own conversation: stable for its whole life (a cacheable
- * prefix), whatever its mode.
+ * The tool catalogue of a session's own conversation: stable while it plans (a cacheable
+ * prefix); after approval, where commands can run, `Bash` comes last. Plan mode never offers
+ * it (and the permission check refuses it there whatever the model says).
  *
  * @example
- * toolSpecsFor("deep").at(-1)?.name // "Task"
+ * toolSpecsFor("deep", "plan", true).at(-1)?.name // "Task"
+ * toolSpecsFor("simple", "default", true).at(-1)?.name // "Bash"
  */
-export function toolSpecsFor(variant: Variant): readonly ToolSpec[] {
-  return variant === "deep" ? DEEP_TOOL_SPECS : TOOL_SPECS;
+export function toolSpecsFor(
+  variant: Variant,
+  mode: PermissionMode = "plan",
+  runsCommands = false,
+): readonly ToolSpec[] {
+  const base = variant === "deep" ? DEEP_TOOL_SPECS : TOOL_SPECS;
+  return offersBash(mode, runsCommands) ? [...base, bashTool.spec] : base;
+}
+
+/** Whether `Bash` is offered: after approval, where commands can run. */
+export function offersBash(mode: PermissionMode, runsCommands: boolean): boolean {
+  return mode !== "plan" && runsCommands;
 }
 
 /**
@@ -54,6 +74,7 @@ export function toolSpecsFor(variant: Variant): readonly ToolSpec[] {
  * findTool("Read")?.spec.name // "Read"
  */
 export function findTool(name: string): Tool | undefined {
+  if (name === BASH_TOOL) return bashTool;
   return (TOOL_NAMES as readonly string[]).includes(name) ? TOOLS[name as ToolName] : undefined;
 }
 

@@ -18,6 +18,8 @@ export interface ToolContext {
   workspace: Workspace;
   mode: PermissionMode;
   planPath: string;
+  /** The id of the call being run (its tool_use id). */
+  callId?: string;
   /** Set when the permission check allowed a write: the one thing it may touch. */
   target?: WriteTarget;
   /**
