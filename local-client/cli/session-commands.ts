@@ -5,6 +5,7 @@ import {
   planAdherence,
   readableText,
   type Session,
+  testRunSentence,
 } from "../../src/protocol/index.ts";
 import { UsageError } from "../errors.ts";
 import {
@@ -130,6 +131,8 @@ export function runStatus(id: string, flags: ServerFlags): Promise<number> {
             ],
           ]
         : [];
+      // What the session's last test run came to (remote execution with commands).
+      if (session.last_test_run) extra.push(["tests", testRunSentence(session.last_test_run)]);
       process.stdout.write(`${sessionDetails(session, Date.now(), extra)}\n`);
       return EXIT.ok;
     },

@@ -156,3 +156,22 @@ export function isTestCommand(command: string): boolean {
     )
     .some((part) => !/^cd\s/.test(part) && TEST_COMMANDS.some((p) => p.test(part)));
 }
+
+/**
+ * The last test run in a sentence, for the review page and `planport status`.
+ *
+ * @example
+ * testRunSentence({ command: "npm test", exit_code: 0, timed_out: false, duration_ms: 1200, at: "…" })
+ * // → "`npm test` passed (exit code 0, 1.2 s)"
+ */
+export function testRunSentence(run: LastTestRun): string {
+  const took = `${(run.duration_ms / 1000).toFixed(1)} s`;
+  const how = run.timed_out
+    ? `timed out after ${took} and was stopped`
+    : run.exit_code === 0
+      ? `passed (exit code 0, ${took})`
+      : run.exit_code === null
+        ? `was ended by a signal (${took})`
+        : `failed (exit code ${run.exit_code}, ${took})`;
+  return `\`${run.command.length > 200 ? `${run.command.slice(0, 200)}…` : run.command}\` ${how}`;
+}

@@ -103,6 +103,7 @@ function renderRegions(input: RegionsInput): RenderedRegions {
       view.outcome?.showChanges && typeof input.changes === "string"
         ? { view: changesView(input.changes, plan?.content ?? ""), hasPlan: plan !== null }
         : null,
+      session.last_test_run ?? null,
     ),
     panels: html`${groupPanel(groupView(input))}
 ${questionPanel(view.question)}

@@ -1,10 +1,12 @@
 import {
   DECISION_LABELS,
   hiddenCharactersIn,
+  type LastTestRun,
   type PlanFile,
   personText,
   readableText,
   type Suggestion,
+  testRunSentence,
 } from "../protocol/index.ts";
 import { type ChangesView, renderChanges } from "./changes.ts";
 import type { GroupView } from "./group-view.ts";
@@ -264,6 +266,7 @@ export function outcomePanel(
   view: OutcomeView | null,
   sessionId: string,
   changes: { view: ChangesView; hasPlan: boolean } | null = null,
+  testRun: LastTestRun | null = null,
 ): SafeHtml {
   if (!view) return html`<section data-region="outcome" hidden></section>`;
   const diff = changes
@@ -279,6 +282,7 @@ ${diff}`
 <h2 id="outcome-heading">${view.title}</h2>
 <p>${view.text}</p>
 ${view.detail ? html`<p class="detail">${view.detail}</p>` : ""}
+${testRun ? html`<p class="test-run test-run-${testRun.exit_code === 0 && !testRun.timed_out ? "passed" : "failed"}" data-test-run>Last test run: ${readableText(testRunSentence(testRun))}</p>` : ""}
 ${shown}
 </section>`;
 }

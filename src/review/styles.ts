@@ -103,6 +103,9 @@ td.outside-columns { border: 1px dashed var(--danger); }
 .form-error { color: var(--danger); font-weight: 600; margin: .5rem 0 0; }
 .form-error:empty { display: none; }
 .detail { background: var(--wash); padding: .5rem .75rem; border-radius: 6px; white-space: pre-wrap; overflow-wrap: anywhere; }
+.test-run { font-weight: 600; overflow-wrap: anywhere; }
+.test-run-passed { color: var(--ok); }
+.test-run-failed { color: var(--danger); }
 details.plan-editor { margin: 0 0 .75rem; }
 summary { cursor: pointer; font-weight: 600; }
 .comment-list { list-style: none; padding: 0; margin: 0; }
