@@ -14,7 +14,9 @@ import { createServer, type Server } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import type { LocalExecutor } from "../execution/server.ts";
 import { PACKAGE_ROOT } from "../package-root.ts";
+import { withExecutor } from "./host-executor.ts";
 import { workerdBinary } from "./workerd-binary.ts";
 import {
   type AssetsManifest,
@@ -343,11 +345,20 @@ async function startRuntime(
   args: HostArgs,
   server: Server,
   sink: (line: string) => void,
-): Promise<{ runtime: ChildProcess; port: number; tokens: string[] }> {
+): Promise<{
+  runtime: ChildProcess;
+  port: number;
+  tokens: string[];
+  executor: LocalExecutor | null;
+}> {
   const { built, assets } = builtWorker();
   const fromFile =
     args.envFile === undefined ? {} : envFileVars(readFileSync(args.envFile, "utf8"));
-  const vars = { ...fromFile, ...args.vars };
+  const { vars, executor } = await withExecutor(
+    { ...fromFile, ...args.vars },
+    resolve(args.persistDir),
+    sink,
+  );
   mkdirSync(args.configDir, { recursive: true, mode: 0o700 });
   mkdirSync(args.persistDir, { recursive: true, mode: 0o700 });
   const configPath = join(args.configDir, `workerd-${process.pid}.capnp`);
@@ -391,7 +402,7 @@ async function startRuntime(
     .filter((entry) => entry !== "")
     // `label:token` entries: the token is what follows the first ":".
     .map((entry) => (entry.includes(":") ? entry.slice(entry.indexOf(":") + 1) : entry));
-  return { runtime, port, tokens };
+  return { runtime, port, tokens, executor };
 }
 
 /** Resolves when workerd reports its socket listening on the control descriptor. */
@@ -441,6 +452,7 @@ async function main(): Promise<void> {
     else process.stderr.write(text);
   };
   let runtime: ChildProcess | null = null;
+  let executor: LocalExecutor | null = null;
   let stopping = false;
   const stopRuntime = async (why: string) => {
     if (stopping) return;
@@ -452,6 +464,8 @@ async function main(): Promise<void> {
       await once(runtime, "exit");
       clearTimeout(timer);
     }
+    // Its containers go with it (a host killed outright leaves them to the next one's reaping).
+    await executor?.stop().catch((err: unknown) => sink(`executor: ${String(err)}`));
   };
   const stop = async (why: string, code: number) => {
     await stopRuntime(why);
@@ -464,6 +478,7 @@ async function main(): Promise<void> {
     const server = await bindPort(args.port, args.anyPort);
     const started = await startRuntime(args, server, sink);
     runtime = started.runtime;
+    executor = started.executor;
     // workerd holds the socket now; this process's copy would only keep the port open after
     // workerd is gone.
     server.close();

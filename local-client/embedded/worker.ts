@@ -49,6 +49,8 @@ const PROVIDER_VARS = [
   "PLANPORT_MAX_TURNS",
   "PLANPORT_RETENTION_DAYS",
   "PLANPORT_IDLE_DAYS",
+  // "overlay": approved plans are carried out without commands (no Docker needed).
+  "PLANPORT_EXECUTION",
 ] as const;
 
 export interface EmbeddedPaths {
