@@ -65,7 +65,7 @@ export async function refuseWithoutExecutor(execution: Execution): Promise<Refus
   return fail(
     409,
     "executor_unavailable",
-    `Nothing was started: running the plan in the cloud needs a container, and ${reason} Send the plan to your terminal instead (teleport), or keep planning.`,
+    `Nothing was started: running the plan in the cloud needs a container. ${reason} Send the plan to your terminal instead (teleport), or keep planning.`,
   );
 }
 
