@@ -43,6 +43,10 @@ async function embedded(extraEnv: Record<string, string> = {}): Promise<Embedded
   Object.assign(home.env, extraEnv);
   cleanups.push(() => rmSync(join(home.home, ".."), { recursive: true, force: true }));
   cleanups.push(() => runCli(["embedded", "--stop"], { env: home.env }));
+  // Started by the command, as a user's terminal does: the worker host inherits its environment
+  // (DOCKER_HOST, PLANPORT_EXEC_*), where the executor reads its settings.
+  const started = await runCli(["embedded", "--start"], { env: home.env });
+  if (started.code !== 0) throw new Error(`planport embedded --start: ${started.stderr}`);
   const lease = await useEmbeddedWorker({ env: home.env });
   cleanups.push(() => lease.release());
   return { home, api: createApi({ server: lease.server, token: lease.token }), lease };
@@ -126,10 +130,7 @@ describe("cloud execution through the embedded worker", () => {
       bash("sleep 600", "Wait", 600_000),
     ]);
     await worker.api.decide(id, { tool_use_id: planCall, decision: "approve" });
-    const [left] = await eventually(async () => {
-      const ids = containersLabelled(SESSION_LABEL, id);
-      return ids.length > 0 ? ids : null;
-    });
+    const left = await eventually(() => containersLabelled(SESSION_LABEL, id)[0] ?? null);
 
     const record = JSON.parse(
       readFileSync(join(worker.home.data, "planport", "embedded", "worker.json"), "utf8"),
@@ -143,6 +144,7 @@ describe("cloud execution through the embedded worker", () => {
         return true;
       }
     });
+    expect(left).not.toBeNull();
     expect(containersLabelled(SESSION_LABEL, id)).toContain(left);
 
     const started = await runCli(["embedded", "--start"], { env: worker.home.env });
