@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -16,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { RUNTIME_MODULES } from "../local-client/embedded/workerd-config.ts";
 import { assetsManifest } from "./assets-manifest.ts";
+import { writeBundleConfig } from "./bundle-config.ts";
 import { mcpStartAnswers } from "./mcp-start-answers.ts";
 
 /**
@@ -64,6 +66,7 @@ const INPUTS = [
   "tsconfig.base.json",
   "tsconfig.lib.json",
   "scripts/build.ts",
+  "scripts/bundle-config.ts",
   "scripts/assets-manifest.ts",
   "scripts/mcp-start-answers.ts",
 ];
@@ -188,6 +191,8 @@ async function buildWorker(out: string): Promise<void> {
   const dir = join(out, "worker");
   const wrangler = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
   const logs = join(tmpdir(), `planport-build-${process.pid}`);
+  // wrangler.toml with its container images as references: a dry run would build them.
+  const configDir = mkdtempSync(join(tmpdir(), "planport-bundle-"));
   const run = spawnSync(
     process.execPath,
     [
@@ -198,7 +203,7 @@ async function buildWorker(out: string): Promise<void> {
       "--outdir",
       dir,
       "--config",
-      join(ROOT, "wrangler.toml"),
+      writeBundleConfig(ROOT, configDir),
     ],
     {
       cwd: ROOT,
@@ -213,6 +218,7 @@ async function buildWorker(out: string): Promise<void> {
     },
   );
   rmSync(logs, { recursive: true, force: true });
+  rmSync(configDir, { recursive: true, force: true });
   if (run.status !== 0) {
     throw new Error(`wrangler deploy --dry-run failed:\n${run.stdout}\n${run.stderr}`);
   }
@@ -222,7 +228,13 @@ async function buildWorker(out: string): Promise<void> {
     if (name !== "index.js") rmSync(join(dir, name), { recursive: true, force: true });
   }
   const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, "wrangler.toml"));
+  // Containers off, whatever [dev] says: the embedded worker runs commands through the local
+  // executor, and the container class is an ordinary Durable Object there.
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(
+    join(ROOT, "wrangler.toml"),
+    undefined,
+    { overrides: { enableContainers: false } },
+  );
   const name = /^name\s*=\s*"([^"]+)"/m.exec(readFileSync(join(ROOT, "wrangler.toml"), "utf8"));
   const options = {
     ...workerOptions,

@@ -7,7 +7,7 @@ declare global {
     interface Env extends PlanportEnv {}
     interface GlobalProps {
       mainModule: typeof import("./index.ts");
-      durableNamespaces: "SessionObject" | "OwnerIndex";
+      durableNamespaces: "SessionObject" | "OwnerIndex" | "CommandContainer";
     }
   }
 }

@@ -67,6 +67,11 @@ export interface WorkerConfig {
    * other than its requester (docs/PROTOCOL.md "Team review"); `none` by default.
    */
   requireApproval: "none" | "other-owner";
+  /**
+   * PLANPORT_EXEC_NETWORK: `on` lets cloud execution's commands reach the internet; `off` (the
+   * default) gives them none (docs/EXECUTION.md).
+   */
+  executionNetwork: boolean;
 }
 
 const MS_PER_DAY = 86_400_000;
@@ -119,6 +124,7 @@ export function readConfig(vars: ConfigVars): Result<WorkerConfig, string> {
         raw(vars, "PLANPORT_WEBHOOK_URL"),
         raw(vars, "PLANPORT_WEBHOOK_SECRET"),
       ),
+      executionNetwork: oneOf(vars, "PLANPORT_EXEC_NETWORK", ["on", "off"], "off") === "on",
       ...teamSettings(vars),
     });
   } catch (error) {

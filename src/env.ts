@@ -1,3 +1,4 @@
+import type { CommandContainerRpc } from "./execution/container-transport.ts";
 import type { ExecutionEnv } from "./execution/executor.ts";
 import type { OwnerIndexRpc } from "./owner/rpc.ts";
 import type { PlannerEnv } from "./planner/port.ts";
@@ -14,6 +15,14 @@ export interface Env extends PlannerEnv, ExecutionEnv {
   SESSIONS: DurableObjectNamespace<SessionRpc>;
   OWNERS: DurableObjectNamespace<OwnerIndexRpc>;
   SNAPSHOTS: R2Bucket;
+  /**
+   * One container-enabled object per executing session (wrangler.toml `[[containers]]`,
+   * src/execution/cloudflare-container.ts). Declared everywhere; it runs containers only on
+   * Cloudflare (wrangler dev and the embedded worker use the local executor).
+   */
+  EXECUTOR_CONTAINERS?: DurableObjectNamespace<CommandContainerRpc>;
+  /** `on` lets cloud execution's commands reach the internet; `off` (default) none. */
+  PLANPORT_EXEC_NETWORK?: string;
   /**
    * Comma-separated API tokens, each bare or `label:token`; each token is one owner. Unset =
    * every call is refused.

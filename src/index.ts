@@ -1,5 +1,6 @@
 import { createApp } from "./api/app.ts";
 
+export { CommandContainer } from "./execution/cloudflare-container.ts";
 export { OwnerIndex } from "./owner/owner-index.ts";
 export { SessionObject } from "./session/session-object.ts";
 

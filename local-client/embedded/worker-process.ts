@@ -334,6 +334,9 @@ async function wranglerArgs(opts: WorkerProcessOptions, port: number): Promise<s
     "--persist-to",
     opts.persistDir,
     "--show-interactive-dev-session=false",
+    // Never wrangler's own containers (they need Docker with buildx and a registry): commands
+    // run through the local executor here, whatever the config's [dev] says.
+    "--enable-containers=false",
     "--log-level",
     "warn",
   ];

@@ -22,6 +22,7 @@ export interface ConfigVars {
   PLANPORT_WEBHOOK_SECRET?: string;
   PLANPORT_TOKENS?: string;
   PLANPORT_REQUIRE_APPROVAL?: string;
+  PLANPORT_EXEC_NETWORK?: string;
 }
 
 /** Every var of {@link ConfigVars}, in one order (the settings' cache key). */
@@ -42,6 +43,7 @@ export const CONFIG_KEYS: readonly (keyof ConfigVars)[] = [
   "PLANPORT_WEBHOOK_SECRET",
   "PLANPORT_TOKENS",
   "PLANPORT_REQUIRE_APPROVAL",
+  "PLANPORT_EXEC_NETWORK",
 ];
 
 /** A setting that is set but wrong; readConfig answers its message (config.ts). */

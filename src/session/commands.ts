@@ -1,5 +1,6 @@
 import type { Env } from "../env.ts";
-import type { ExecutorClient } from "../execution/client.ts";
+import { ExecutorClient } from "../execution/client.ts";
+import { containerTransport } from "../execution/container-transport.ts";
 import { type ContainerExecutor, type Execution, executionFor } from "../execution/executor.ts";
 import { sessionCommands } from "../execution/session-commands.ts";
 import type { CommandRun, SessionCommands, SnapshotFiles } from "../planner/port.ts";
@@ -26,9 +27,11 @@ export function executionOf(env: Env, row: SessionRow): Execution {
   return executionFor(env, row.id, containersOf(env));
 }
 
-/** The Cloudflare Containers executor, when the worker has the binding. */
-function containersOf(_env: Env): ContainerExecutor | null {
-  return null;
+/** Cloudflare Containers, when the worker has the binding (wrangler.toml `[[containers]]`). */
+function containersOf(env: Env): ContainerExecutor | null {
+  if (env.EXECUTOR_CONTAINERS === undefined) return null;
+  return (sessionId) =>
+    new ExecutorClient(containerTransport(env, sessionId), "The session's Cloudflare container");
 }
 
 /**

@@ -1,9 +1,11 @@
 /**
  * Vitest global setup (runs in Node before the workerd tests): starts the model provider TEST
- * DOUBLES — the Anthropic Messages API and the OpenAI Chat Completions API — and hands their
- * URLs to the tests through `provide`/`inject`.
+ * DOUBLES — the Anthropic Messages API and the OpenAI Chat Completions API — and the command
+ * server's echo (test/support/command-server-echo.ts), and hands their URLs to the tests
+ * through `provide`/`inject`.
  */
 import type { TestProject } from "vitest/node";
+import { startCommandServerEcho } from "../support/command-server-echo.ts";
 import { startAnthropicDouble } from "./anthropic-double.ts";
 import { startOpenaiDouble } from "./openai-double.ts";
 
@@ -11,6 +13,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     anthropicDoubleUrl: string;
     openaiDoubleUrl: string;
+    commandServerEchoUrl: string;
   }
 }
 
@@ -19,8 +22,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const openai = await startOpenaiDouble();
   project.provide("anthropicDoubleUrl", anthropic.url);
   project.provide("openaiDoubleUrl", openai.url);
+  const echo = await startCommandServerEcho();
+  project.provide("commandServerEchoUrl", echo.url);
   return async () => {
     await anthropic.close();
     await openai.close();
+    await echo.close();
   };
 }

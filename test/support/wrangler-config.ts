@@ -17,6 +17,7 @@ export function packageWranglerConfig(): Record<string, unknown> & {
   main: string;
   ratelimits: RateLimitBinding[];
   assets?: { directory?: string };
+  containers?: { image: string }[];
 } {
   const { rawConfig } = experimental_readRawConfig({ config: WRANGLER_TOML }) as {
     rawConfig: Record<string, unknown>;
@@ -59,6 +60,15 @@ export function writeTestWranglerConfig(dir: string): string {
       ? {}
       : {
           assets: { ...config.assets, directory: resolve(PACKAGE_ROOT, config.assets.directory) },
+        }),
+    // A Dockerfile path too: wrangler checks that it names a file, even with containers off.
+    ...(config.containers === undefined
+      ? {}
+      : {
+          containers: config.containers.map((c) => ({
+            ...c,
+            image: c.image.startsWith(".") ? resolve(PACKAGE_ROOT, c.image) : c.image,
+          })),
         }),
     ratelimits: withTestLimits(config.ratelimits),
   };

@@ -26,6 +26,7 @@ describe("worker settings", () => {
         contextTokens: null,
         prices: {},
         webhook: null,
+        executionNetwork: false,
       },
     });
   });
@@ -46,6 +47,7 @@ describe("worker settings", () => {
       PLANPORT_PRICES: '{"my-model": {"input": 1, "output": 2, "cache_read": 0.1}}',
       PLANPORT_WEBHOOK_URL: "https://hooks.example.com/planport",
       PLANPORT_WEBHOOK_SECRET: "0123456789abcdef0123",
+      PLANPORT_EXEC_NETWORK: "On",
     });
     expect(config.ok && config.value).toEqual({
       planner: "offline",
@@ -62,6 +64,7 @@ describe("worker settings", () => {
       // A cache price left out is the input price.
       prices: { "my-model": { input: 1, output: 2, cache_read: 0.1, cache_write: 1 } },
       webhook: { url: "https://hooks.example.com/planport", secret: "0123456789abcdef0123" },
+      executionNetwork: true,
     });
   });
 
@@ -78,6 +81,7 @@ describe("worker settings", () => {
     ["PLANPORT_IDLE_DAYS", "3651"],
     ["PLANPORT_IDLE_DAYS", "Infinity"],
     ["PLANPORT_RATE_LIMITS", "maybe"],
+    ["PLANPORT_EXEC_NETWORK", "yes"],
     ["PLANPORT_PUBLIC_URL", "javascript:alert(1)"],
     ["PLANPORT_MODEL_TIMEOUT_MS", "1e9"],
     ["PLANPORT_MODEL_ATTEMPTS", "9"],

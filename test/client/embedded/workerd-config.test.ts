@@ -63,6 +63,23 @@ describe("the embedded worker's workerd config", () => {
     expect(text).toContain('(name = "MINIFLARE_NAMESPACE", text = "planport-snapshots")');
   });
 
+  it("runs wrangler.toml's container class as an ordinary Durable Object, with no container", () => {
+    // Cloudflare Containers run only on Cloudflare; the embedded worker's commands go to the
+    // local executor (docs/EXECUTION.md), and the build reads wrangler.toml with containers off.
+    expect(built.options.durableObjects?.EXECUTOR_CONTAINERS).toEqual({
+      className: "CommandContainer",
+      useSQLite: true,
+    });
+    const { text } = configFor();
+    expect(text).toContain(
+      '(className = "CommandContainer", uniqueKey = "planport-CommandContainer", enableSql = true)',
+    );
+    expect(text).toContain(
+      '(name = "EXECUTOR_CONTAINERS", durableObjectNamespace = (className = "CommandContainer"))',
+    );
+    expect(text).not.toMatch(/container\s*=\s*\(|containerEngine/);
+  });
+
   it("gives the worker wrangler.toml's vars, overridden by the env file's", () => {
     const { text } = configFor({ vars: { PLANPORT_PLANNER: "offline", PLANPORT_TOKENS: "t" } });
     expect(text).toContain('(name = "PLANPORT_PLANNER", text = "offline")');

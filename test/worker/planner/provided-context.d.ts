@@ -6,5 +6,7 @@ declare module "vitest" {
     anthropicDoubleUrl: string;
     /** The OpenAI Chat Completions API test double's URL, from the same setup. */
     openaiDoubleUrl: string;
+    /** The command server's echo (test/support/command-server-echo.ts), from the same setup. */
+    commandServerEchoUrl: string;
   }
 }
