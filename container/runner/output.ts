@@ -52,10 +52,12 @@ export function cutOutput(head: Buffer, total: number, limit = OUTPUT_LIMIT_BYTE
   return { text: head.subarray(0, end).toString("utf8"), bytes: total, cut: true };
 }
 
-/** The largest index ≤ `end` that does not fall inside a UTF-8 sequence. */
+/** `end`, or earlier so that the bytes before it do not end inside a UTF-8 sequence. */
 function characterBoundary(bytes: Buffer, end: number): number {
-  let at = end;
-  // Continuation bytes are 10xxxxxx; step back over at most three of them to the lead byte.
-  while (at > 0 && at > end - 4 && ((bytes[at] ?? 0) & 0xc0) === 0x80) at--;
-  return at;
+  // Continuation bytes are 10xxxxxx: step back over them to the sequence's lead byte.
+  let lead = end - 1;
+  while (lead > 0 && lead > end - 4 && ((bytes[lead] ?? 0) & 0xc0) === 0x80) lead--;
+  const first = bytes[lead] ?? 0;
+  const length = first >= 0xf0 ? 4 : first >= 0xe0 ? 3 : first >= 0xc0 ? 2 : 1;
+  return lead + length > end ? lead : end;
 }

@@ -3,8 +3,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { availableParallelism } from "node:os";
 import { EXECUTOR_ERRORS, RunRequest } from "../../src/protocol/execution.ts";
-import { DockerClient, type DockerError, dockerSocket } from "./docker.ts";
+import { DockerClient, DockerError, dockerSocket } from "./docker.ts";
 import { DockerExecutor, ExecutorError, executorId } from "./executor.ts";
+import { dockerUnavailable } from "./health.ts";
 import { defaultImageName, imageDigest } from "./image.ts";
 import { execSettings } from "./settings.ts";
 
@@ -71,7 +72,10 @@ export async function startLocalExecutor(opts: {
     route(req, res, executor, socketProblem).catch((err: unknown) => {
       log(`executor error: ${err instanceof Error ? err.message : String(err)}`);
       if (err instanceof ExecutorError) sendError(res, err.status, err.code, err.message);
-      else sendError(res, 500, "internal", err instanceof Error ? err.message : String(err));
+      else if (err instanceof DockerError && err.status === undefined && err.code !== "ETIMEDOUT") {
+        const sentence = dockerUnavailable(socket, err.code, err.message);
+        sendError(res, 503, EXECUTOR_ERRORS.unavailable, sentence);
+      } else sendError(res, 500, "internal", err instanceof Error ? err.message : String(err));
     });
   });
   await new Promise<void>((resolve, reject) => {
