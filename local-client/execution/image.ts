@@ -111,17 +111,25 @@ async function chooseBase(docker: DockerClient, progress: (line: string) => void
     return "debian:bookworm-slim";
   }
   const dir = mkdtempSync(join(tmpdir(), "planport-base-"));
+  // debootstrap makes a root file system: root's work (sudo -n for another user, CI's way).
+  const root = process.getuid?.() === 0 ? "" : "sudo -n ";
   try {
     progress(`making ${LOCAL_BASE_IMAGE} with debootstrap (a few minutes)…`);
-    await streamed("debootstrap", ["--variant=minbase", "bookworm", dir], progress);
+    await streamed(
+      "sh",
+      ["-c", `${root}debootstrap --variant=minbase bookworm "$1"`, "sh", dir],
+      progress,
+    );
     progress(`importing ${LOCAL_BASE_IMAGE} into Docker…`);
     await streamed(
       "sh",
-      ["-c", `tar -C "$1" -c . | docker import - "$2"`, "sh", dir, LOCAL_BASE_IMAGE],
+      ["-c", `${root}tar -C "$1" -c . | docker import - "$2"`, "sh", dir, LOCAL_BASE_IMAGE],
       progress,
     );
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await streamed("sh", ["-c", `${root}rm -rf "$1"`, "sh", dir], progress).catch(() =>
+      rmSync(dir, { recursive: true, force: true }),
+    );
   }
   return LOCAL_BASE_IMAGE;
 }
