@@ -136,6 +136,29 @@ describe("after its host is killed", () => {
   });
 });
 
+describe("a container nobody uses", () => {
+  it("goes away by itself after PLANPORT_EXEC_IDLE_S, and the next run asks for the workspace", async () => {
+    const executor = await startLocalExecutor({
+      stateDir: mkdtempSync(join(tmpdir(), "planport-exec-idle-")),
+      env: { ...process.env, PLANPORT_EXEC_IDLE_S: "10" },
+    });
+    try {
+      const session = "ses_idle00000000000000000001";
+      const client = api(executor);
+      expect((await client.putWorkspace(session, workspaceTar({ "a.txt": "a" }))).status).toBe(204);
+      expect(await containersOf(executor.id, session)).toHaveLength(1);
+      // Waits for the container's own exit (no assertion on how soon: only that it comes).
+      while ((await containersOf(executor.id, session)).length > 0) {
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      const res = await client.runRaw(session, "true");
+      expect(res.status).toBe(409);
+    } finally {
+      await executor.stop();
+    }
+  });
+});
+
 describe("without Docker", () => {
   it("health answers 503 with the sentence a user acts on", async () => {
     const executor = await startLocalExecutor({
