@@ -216,6 +216,22 @@ export function buildProgram(done: (code: number) => void): Command {
     });
 
   program
+    .command("executor")
+    .description(
+      'run the local command executor (Docker) in the foreground, for a `wrangler dev` worker\'s "Approve and run in the cloud"',
+    )
+    .option("--port <port>", "TCP port on 127.0.0.1 (default: any free port)")
+    .option("--state <dir>", "its state folder (default: the executor folder of planport's data)")
+    .option("--build-image", "build the execution image first (reused when current)")
+    .option("--json", "print its url, token and health as one JSON line")
+    .action(
+      async (opts: { port?: string; state?: string; buildImage?: boolean; json?: boolean }) => {
+        const { runExecutor } = await import("./cli/executor-command.ts");
+        done(await runExecutor(opts));
+      },
+    );
+
+  program
     .command("embedded")
     .description("show the embedded local worker started on demand, start it, or stop it")
     .option("--start", "start it (to read its kept sessions; it stops again when unused)")

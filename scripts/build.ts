@@ -30,6 +30,9 @@ import { mcpStartAnswers } from "./mcp-start-answers.ts";
  *   command table and nothing else; each command loads its own modules when it runs.
  * - `dist/lib/index.js` — the library, from `local-client/index.ts` (CONTRACT), and its types
  *   (`dist/lib/types/`, by tsc).
+ * - `dist/container/runner.mjs` — the command runner inside the execution image
+ *   (container/runner/, container/Dockerfile copies it in): one file for the Node 18 of Debian
+ *   bookworm, zod bundled, nothing else needed.
  * - `dist/worker/` — the worker exactly as wrangler bundles it for a deploy
  *   (`wrangler deploy --dry-run`), and the options wrangler derives from `wrangler.toml`
  *   (bindings, Durable Objects, R2, rate limits, static assets): wrangler.toml stays the one
@@ -59,6 +62,7 @@ const DIST = join(ROOT, "dist");
 /** What the build reads: a change to any of these makes `dist/` stale. */
 const INPUTS = [
   "src",
+  "container",
   "local-client",
   "public",
   "wrangler.toml",
@@ -154,6 +158,22 @@ async function buildNodeCode(out: string): Promise<void> {
     ...common,
     entryPoints: { index: join(ROOT, "local-client", "index.ts") },
     outdir: join(out, "lib"),
+  });
+}
+
+/** `dist/container/runner.mjs`: the runner, for the image's Node (bookworm ships Node 18). */
+async function buildContainerRunner(out: string): Promise<void> {
+  await build({
+    entryPoints: [join(ROOT, "container", "runner", "main.ts")],
+    outfile: join(out, "container", "runner.mjs"),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node18",
+    legalComments: "external",
+    minify: true,
+    logLevel: "warning",
+    plugins: [zodEnglishOnly],
   });
 }
 
@@ -315,6 +335,7 @@ export async function buildDist(opts: { ifStale?: boolean } = {}): Promise<boole
   mkdirSync(next, { recursive: true });
   const started = performance.now();
   await buildNodeCode(next);
+  await buildContainerRunner(next);
   buildLibraryTypes(next);
   await buildWorker(next);
   writeFileSync(join(next, STAMP), `${digest}\n`);
@@ -324,7 +345,7 @@ export async function buildDist(opts: { ifStale?: boolean } = {}): Promise<boole
   renameSync(next, DIST);
   rmSync(old, { recursive: true, force: true });
   process.stderr.write(
-    `planport: built dist/ (cli, lib, worker) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+    `planport: built dist/ (cli, lib, container, worker) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
   );
   return true;
 }

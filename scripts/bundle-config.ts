@@ -24,7 +24,7 @@ export function writeBundleConfig(root: string, dir: string): string {
     rawConfig: Record<string, unknown> & {
       main?: string;
       assets?: { directory?: string };
-      containers?: { class_name: string; image: string }[];
+      containers?: { class_name: string; image: string; image_build_context?: string }[];
     };
   };
   const config = {
@@ -36,10 +36,12 @@ export function writeBundleConfig(root: string, dir: string): string {
     ...(rawConfig.containers === undefined
       ? {}
       : {
-          containers: rawConfig.containers.map((c) => ({
-            ...c,
-            image: isDockerfile(c.image) ? bundleImageReference(c.class_name) : c.image,
-          })),
+          // A reference has no build context: the Dockerfile's goes with it.
+          containers: rawConfig.containers.map(({ image_build_context, ...c }) =>
+            isDockerfile(c.image)
+              ? { ...c, image: bundleImageReference(c.class_name) }
+              : { ...c, ...(image_build_context !== undefined && { image_build_context }) },
+          ),
         }),
   };
   const path = join(dir, "wrangler.json");
