@@ -24,12 +24,17 @@ export function imageSources(root = PACKAGE_ROOT): { dockerfile: string; runner:
   };
 }
 
-/** `planport-exec:<package version>`. */
+/**
+ * `planport-exec:<package version>-<digest>`: each runner gets its own tag, so two planport
+ * checkouts or versions on one machine never rebuild each other's image (the digest's first 12
+ * characters; without a built runner, the version alone).
+ */
 export function defaultImageName(root = PACKAGE_ROOT): string {
   const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
     version: string;
   };
-  return `planport-exec:${version}`;
+  const digest = imageDigest(root);
+  return `planport-exec:${version}${digest === undefined ? "" : `-${digest.slice(0, 12)}`}`;
 }
 
 /** A hash of what the image is built from (undefined when the runner is not built yet). */

@@ -70,9 +70,7 @@ export function bash(command: string, description?: string, timeout?: number): S
 }
 
 /** Each tool call of the feed with its result, in order. */
-export function toolCalls(
-  events: readonly Event[],
-): {
+export function toolCalls(events: readonly Event[]): {
   name: string;
   input: Record<string, unknown>;
   result: string;
