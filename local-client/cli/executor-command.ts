@@ -53,7 +53,8 @@ export async function runExecutor(flags: {
       (health.ok
         ? `planport executor: ${executor.url}, commands run in ${health.image} (Docker)\n`
         : `planport executor: ${executor.url}, but it cannot run commands yet: ${health.reason}\n`) +
-        `Give them to wrangler dev: npx wrangler dev --var PLANPORT_EXECUTOR_URL:${executor.url} --var PLANPORT_EXECUTOR_TOKEN:${executor.token}\n` +
+        // Not as `--var` on a command line: other users of the machine read those in `ps`.
+        "Give the two lines above to wrangler dev in its .dev.vars file (beside wrangler.toml) or an --env-file, not as --var on the command line, where other users of this machine could read the token.\n" +
         "Ctrl-C stops it and removes its containers.",
     );
     const stop = new AbortController();
