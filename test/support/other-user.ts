@@ -53,6 +53,11 @@ if (mode === "attack") {
     ["POST", "/v1/sessions/" + sessionId + "/archive"],
     ["GET", "/review/" + sessionId],
     ["GET", "/v1/healthz"],
+    // The local executor's API (commands in Docker): every route wants its token.
+    ["GET", "/v1/health"],
+    ["PUT", "/v1/sessions/" + sessionId + "/workspace", "not a tar"],
+    ["POST", "/v1/sessions/" + sessionId + "/run", JSON.stringify({ command: "id > /tmp/pwned", timeout_ms: 1000, files: [] })],
+    ["DELETE", "/v1/sessions/" + sessionId],
   ];
   for (const port of ports) {
     for (const [method, path, body] of tries) {
