@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -30,9 +31,10 @@ import { mcpStartAnswers } from "./mcp-start-answers.ts";
  *   command table and nothing else; each command loads its own modules when it runs.
  * - `dist/lib/index.js` — the library, from `local-client/index.ts` (CONTRACT), and its types
  *   (`dist/lib/types/`, by tsc).
- * - `dist/container/runner.mjs` — the command runner inside the execution image
- *   (container/runner/, container/Dockerfile copies it in): one file for the Node 18 of Debian
- *   bookworm, zod bundled, nothing else needed.
+ * - `dist/container/` — the execution image's build context: `runner.mjs`, the command runner
+ *   (container/runner/, one file for the Node 18 of Debian bookworm, zod bundled), and a copy
+ *   of `container/Dockerfile`, which copies it in. Both `npm run container:image` and
+ *   Cloudflare's image build (wrangler.toml) build from this folder.
  * - `dist/worker/` — the worker exactly as wrangler bundles it for a deploy
  *   (`wrangler deploy --dry-run`), and the options wrangler derives from `wrangler.toml`
  *   (bindings, Durable Objects, R2, rate limits, static assets): wrangler.toml stays the one
@@ -161,7 +163,7 @@ async function buildNodeCode(out: string): Promise<void> {
   });
 }
 
-/** `dist/container/runner.mjs`: the runner, for the image's Node (bookworm ships Node 18). */
+/** `dist/container/`: the runner, for the image's Node (bookworm ships Node 18), and the Dockerfile. */
 async function buildContainerRunner(out: string): Promise<void> {
   await build({
     entryPoints: [join(ROOT, "container", "runner", "main.ts")],
@@ -175,6 +177,7 @@ async function buildContainerRunner(out: string): Promise<void> {
     logLevel: "warning",
     plugins: [zodEnglishOnly],
   });
+  copyFileSync(join(ROOT, "container", "Dockerfile"), join(out, "container", "Dockerfile"));
 }
 
 /**

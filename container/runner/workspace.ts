@@ -62,9 +62,13 @@ export async function applyFiles(files: WorkspaceFile[]): Promise<void> {
   for (const file of files) {
     const target = join(WORKSPACE_DIR, file.path);
     await refuseLinkedParents(file.path);
-    // A directory where the file should be (or a link): the overlay's file replaces it.
     const stat = await lstat(target).catch(() => undefined);
-    if (stat !== undefined) await rm(target, { recursive: stat.isDirectory(), force: true });
+    // A regular file is rewritten in place, keeping its mode (an edited script stays
+    // executable); a link or a directory where the file should be is replaced.
+    const inPlace = stat?.isFile() === true && file.content !== null;
+    if (stat !== undefined && !inPlace) {
+      await rm(target, { recursive: stat.isDirectory(), force: true });
+    }
     if (file.content === null) continue;
     await makeParents(file.path);
     await writeFile(target, file.content);

@@ -61,6 +61,8 @@ interface CallOptions {
 }
 
 const RESPONSE_MAX_BYTES = 16 * 1024 * 1024;
+/** A call that names no deadline of its own: a daemon that hangs must not hang the executor. */
+const CALL_TIMEOUT_MS = 60_000;
 
 export class DockerClient {
   constructor(readonly socketPath: string = dockerSocket()) {}
@@ -195,18 +197,16 @@ export class DockerClient {
           });
         },
       );
-      const timer =
-        opts.timeoutMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              req.destroy(
-                new DockerError(
-                  `Docker did not answer ${method} ${path} in ${opts.timeoutMs} ms`,
-                  undefined,
-                  "ETIMEDOUT",
-                ),
-              );
-            }, opts.timeoutMs);
+      const timeoutMs = opts.timeoutMs ?? CALL_TIMEOUT_MS;
+      const timer = setTimeout(() => {
+        req.destroy(
+          new DockerError(
+            `Docker did not answer ${method} ${path} in ${timeoutMs} ms`,
+            undefined,
+            "ETIMEDOUT",
+          ),
+        );
+      }, timeoutMs);
       req.on("error", (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
         reject(

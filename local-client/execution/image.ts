@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.ts";
@@ -16,11 +16,20 @@ export const IMAGE_DIGEST_LABEL = "dev.planport.image-digest";
 /** A Debian base made locally with debootstrap where no registry is reachable. */
 export const LOCAL_BASE_IMAGE = "planport-base:bookworm";
 
-/** The files the image is built from, in the installed package or a clone. */
-export function imageSources(root = PACKAGE_ROOT): { dockerfile: string; runner: string } {
+/**
+ * The image's build context (made by `npm run build`: container/Dockerfile and the runner
+ * bundle), in the installed package or a clone.
+ */
+export function imageSources(root = PACKAGE_ROOT): {
+  context: string;
+  dockerfile: string;
+  runner: string;
+} {
+  const context = join(root, "dist", "container");
   return {
-    dockerfile: join(root, "container", "Dockerfile"),
-    runner: join(root, "dist", "container", "runner.mjs"),
+    context,
+    dockerfile: join(context, "Dockerfile"),
+    runner: join(context, "runner.mjs"),
   };
 }
 
@@ -66,7 +75,7 @@ export async function buildExecImage(
 ): Promise<"reused" | "built"> {
   const root = opts.root ?? PACKAGE_ROOT;
   const digest = imageDigest(root);
-  const { dockerfile, runner } = imageSources(root);
+  const { context, runner } = imageSources(root);
   if (digest === undefined) {
     throw new Error(`${runner} is missing: run \`npm run build\` first`);
   }
@@ -76,31 +85,24 @@ export async function buildExecImage(
     return "reused";
   }
   const base = await chooseBase(docker, opts.progress);
-  const context = mkdtempSync(join(tmpdir(), "planport-image-"));
-  try {
-    copyFileSync(dockerfile, join(context, "Dockerfile"));
-    copyFileSync(runner, join(context, "runner.mjs"));
-    opts.progress(
-      `building ${opts.image} on ${base} (a first build installs Debian packages: minutes)…`,
-    );
-    await streamed(
-      "docker",
-      [
-        "build",
-        "--build-arg",
-        `BASE=${base}`,
-        "--label",
-        `${IMAGE_DIGEST_LABEL}=${digest}`,
-        "-t",
-        opts.image,
-        context,
-      ],
-      opts.progress,
-      hasBuildx() ? {} : { DOCKER_BUILDKIT: "0" },
-    );
-  } finally {
-    rmSync(context, { recursive: true, force: true });
-  }
+  opts.progress(
+    `building ${opts.image} on ${base} (a first build installs Debian packages: minutes)…`,
+  );
+  await streamed(
+    "docker",
+    [
+      "build",
+      "--build-arg",
+      `BASE=${base}`,
+      "--label",
+      `${IMAGE_DIGEST_LABEL}=${digest}`,
+      "-t",
+      opts.image,
+      context,
+    ],
+    opts.progress,
+    hasBuildx() ? {} : { DOCKER_BUILDKIT: "0" },
+  );
   opts.progress(`built ${opts.image}`);
   return "built";
 }

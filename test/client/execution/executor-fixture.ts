@@ -8,11 +8,14 @@ import { RunResult } from "../../../src/protocol/execution.ts";
 /** Helpers of the local executor's tests: a workspace tar, and the API called as the worker does. */
 
 /** An uncompressed tar of these files (paths relative to the workspace), made by the host's tar. */
-export function workspaceTar(files: Record<string, string | Buffer>): Buffer {
+export function workspaceTar(
+  files: Record<string, string | Buffer>,
+  executable: string[] = [],
+): Buffer {
   const dir = mkdtempSync(join(tmpdir(), "planport-ws-"));
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), content);
+    writeFileSync(join(dir, path), content, { mode: executable.includes(path) ? 0o755 : 0o644 });
   }
   const tar = spawnSync("tar", ["-c", "-C", dir, "."], { maxBuffer: 256 * 1024 * 1024 });
   if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);

@@ -30,8 +30,11 @@ afterAll(async () => {
   await executor?.stop();
 });
 
-async function freshWorkspace(files: Record<string, string | Buffer>): Promise<void> {
-  const res = await client.putWorkspace(SESSION, workspaceTar(files));
+async function freshWorkspace(
+  files: Record<string, string | Buffer>,
+  executable: string[] = [],
+): Promise<void> {
+  const res = await client.putWorkspace(SESSION, workspaceTar(files, executable));
   expect(res.status, await res.text()).toBe(204);
 }
 
@@ -59,6 +62,14 @@ describe("the local executor", () => {
     expect(result.stdout.text).toBe("export const x = 1;\n");
     expect(result.exit_code).toBe(7);
     expect(result.changes).toEqual([]);
+  });
+
+  it("keeps an edited script executable", async () => {
+    await freshWorkspace({ "run.sh": "#!/bin/sh\necho one\n" }, ["run.sh"]);
+    const result = await client.run(SESSION, "./run.sh", {
+      files: [{ path: "run.sh", content: "#!/bin/sh\necho two\n" }],
+    });
+    expect(result).toMatchObject({ exit_code: 0, stdout: { text: "two\n" }, changes: [] });
   });
 
   it("refuses an overlay path outside the workspace", async () => {

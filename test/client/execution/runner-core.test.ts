@@ -4,6 +4,8 @@ import { cutOutput, OutputHead } from "../../../container/runner/output.ts";
 import { tarMemberProblem, workspacePathProblem } from "../../../container/runner/paths.ts";
 import { routeOf } from "../../../container/runner/server.ts";
 import { StreamDemuxer } from "../../../local-client/execution/docker-stream.ts";
+import { dockerUnavailable, imageHealth } from "../../../local-client/execution/health.ts";
+import { IMAGE_DIGEST_LABEL } from "../../../local-client/execution/image.ts";
 import { execSettings } from "../../../local-client/execution/settings.ts";
 import { singleFileTar } from "../../../local-client/execution/tar.ts";
 
@@ -162,5 +164,36 @@ describe("settings and routes", () => {
     expect(routeOf("DELETE", "/v1/sessions/s1")).toEqual({ kind: "delete" });
     expect(routeOf("GET", "/v1/sessions/s1/run")).toBeUndefined();
     expect(routeOf("PUT", "/v1/sessions/a/b/workspace")).toBeUndefined();
+  });
+});
+
+describe("the local executor's health sentences", () => {
+  it("says what to do when Docker does not answer or refuses this user", () => {
+    expect(dockerUnavailable("/var/run/docker.sock", "ENOENT", "")).toMatch(
+      /^Docker is not available: nothing answers at \/var\/run\/docker\.sock\. Install Docker and start it \(dockerd\)/,
+    );
+    expect(dockerUnavailable("/var/run/docker.sock", "ECONNREFUSED", "")).toContain("dockerd");
+    expect(dockerUnavailable("/var/run/docker.sock", "EACCES", "")).toContain(
+      "permission denied on /var/run/docker.sock. Add yourself to the docker group",
+    );
+  });
+
+  it("says how to build a missing or outdated image, and accepts a current one", () => {
+    const own = { ownImage: true, digest: "d1" };
+    expect(imageHealth("planport-exec:0.1.0", undefined, own).reason).toContain(
+      "planport executor --build-image",
+    );
+    expect(
+      imageHealth("planport-exec:0.1.0", { [IMAGE_DIGEST_LABEL]: "d0" }, own).reason,
+    ).toContain("out of date");
+    expect(imageHealth("planport-exec:0.1.0", { [IMAGE_DIGEST_LABEL]: "d1" }, own)).toEqual({
+      ok: true,
+      executor: "docker",
+      image: "planport-exec:0.1.0",
+    });
+    expect(imageHealth("mine", {}, { ownImage: false, digest: "d1" }).ok).toBe(true);
+    expect(imageHealth("mine", undefined, { ownImage: false, digest: "d1" }).reason).toContain(
+      "PLANPORT_EXEC_IMAGE",
+    );
   });
 });
