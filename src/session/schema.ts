@@ -192,6 +192,9 @@ const MIGRATIONS: readonly (readonly MigrationStep[])[] = [
   ],
 ];
 
+/** The schema version a session's database is brought up to. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
 /**
  * Records an existing session's phase and outcome as announced (migration 4). Reads the row as
  * it is at version 4 (`SELECT *`): `readRow` names columns later versions add.

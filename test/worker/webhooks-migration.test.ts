@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
 import { TOOL_NAMES } from "../../src/protocol/index.ts";
 import { newReviewKey, newSessionId } from "../../src/session/ids.ts";
-import { migrate } from "../../src/session/schema.ts";
+import { migrate, SCHEMA_VERSION } from "../../src/session/schema.ts";
 import type { SessionObject } from "../../src/session/session-object.ts";
 import type { WebhookPayload } from "../../src/webhooks/events.ts";
 import { listDeliveries, readAnnounced } from "../../src/webhooks/outbox.ts";
@@ -88,7 +88,7 @@ describe("a session stored by schema version 3", () => {
     expect(await stateOf(waiting)).toEqual({
       announced: { origin: ORIGIN, phase: "plan_ready", outcome: null },
       outbox: [],
-      version: 6,
+      version: SCHEMA_VERSION,
     });
     expect(await stateOf(archived)).toEqual({
       announced: {
@@ -97,7 +97,7 @@ describe("a session stored by schema version 3", () => {
         outcome: JSON.stringify({ kind: "terminated", subtype: "archived" }),
       },
       outbox: [],
-      version: 6,
+      version: SCHEMA_VERSION,
     });
 
     const sent: WebhookPayload[] = [];

@@ -47,7 +47,8 @@ describe("planport executor", () => {
       (c) => c.Labels[EXECUTOR_LABEL],
     );
     expect(id).toBeDefined();
-    expect(stderr).toContain("--var PLANPORT_EXECUTOR_URL:");
+    // Where the token goes: a file wrangler dev reads, never a command line (`ps`).
+    expect(stderr).toContain(".dev.vars");
 
     child.kill("SIGINT");
     const [code] = (await once(child, "exit")) as [number | null];
