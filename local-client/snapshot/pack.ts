@@ -40,16 +40,17 @@ export interface Packer {
 
 /**
  * Opens a streaming tar.gz writer that enforces the server's limits as it goes, so a tree
- * that would be refused fails here, before any upload.
+ * that would be refused fails here, before any upload. `level` is gzip's (6 unless given);
+ * the same files at the same level give the same bytes.
  *
  * @example
  * const packer = openPacker();
  * await packer.add({ path: "src/app.ts", content: bytes });
  * const { id, bytes } = await packer.finish();
  */
-export function openPacker(): Packer {
+export function openPacker(options: { level?: number } = {}): Packer {
   const { readable, controller } = createTarPacker();
-  const gzip = openParallelGzip(GZIP_LEVEL, (compressedBytes) => {
+  const gzip = openParallelGzip(options.level ?? GZIP_LEVEL, (compressedBytes) => {
     if (compressedBytes > SNAPSHOT_MAX_COMPRESSED_BYTES) {
       throw new SnapshotError(
         "payload_too_large",

@@ -12,6 +12,7 @@ import { type Api, ApiError, withRetry } from "../http/api.ts";
 import { manifestDelta, type SnapshotBase } from "./base.ts";
 import { type CollectedTree, readTreeFile, type SnapshotProgress, type TreeFile } from "./build.ts";
 import { openPacker } from "./pack.ts";
+import { REMOTE_PACK_LEVEL } from "./pack-level.ts";
 
 /**
  * The incremental upload (docs/PROTOCOL.md "Incremental snapshots"): `HEAD` the tree's id
@@ -40,6 +41,8 @@ export interface SentSnapshot {
 
 export interface SendOptions {
   base?: SnapshotBase | null;
+  /** gzip level of the blob packs (snapshot/pack-level.ts `packLevelFor`); 6 when absent. */
+  packLevel?: number;
   signal?: AbortSignal;
   onProgress?: (progress: SnapshotProgress) => void;
 }
@@ -144,7 +147,8 @@ async function uploadBlobs(
   let bytes = 0;
   let blobs = 0;
   const inFlight: Promise<void>[] = [];
-  let packer = openPacker();
+  const level = options.packLevel ?? REMOTE_PACK_LEVEL;
+  let packer = openPacker({ level });
   let packed = 0;
   let count = 0;
   const added = new Set<string>();
@@ -152,7 +156,7 @@ async function uploadBlobs(
     if (count === 0) return;
     const { bytes: body } = await packer.finish();
     const sent = count;
-    packer = openPacker();
+    packer = openPacker({ level });
     packed = 0;
     count = 0;
     if (inFlight.length >= UPLOADS_IN_FLIGHT) await inFlight.shift();

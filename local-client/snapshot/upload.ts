@@ -8,6 +8,7 @@ import {
   saveKnownBinary,
 } from "./base.ts";
 import { type CollectedTree, collectTree, type SnapshotProgress } from "./build.ts";
+import { packLevelFor } from "./pack-level.ts";
 import { type SentSnapshot, sendSnapshot } from "./send.ts";
 
 /**
@@ -46,7 +47,11 @@ export async function uploadRepository(
   options: SnapshotUploadOptions = {},
 ): Promise<SentSnapshot> {
   const basePath = baseCachePath({ ...who, root: tree.root }, options.env);
-  const sent = await sendSnapshot(api, tree, { ...options, base: loadBase(basePath) });
+  const sent = await sendSnapshot(api, tree, {
+    ...options,
+    base: loadBase(basePath),
+    packLevel: packLevelFor(who.server),
+  });
   saveBase(basePath, sent.base);
   saveKnownBinary(knownBinaryPath(tree.root, options.env), sent.binary);
   return sent;

@@ -10,6 +10,7 @@ import { benchFeed, type FeedResult } from "./feed.ts";
 import { benchGrep } from "./grep.ts";
 import { benchInstalled } from "./installed.ts";
 import { benchLoad } from "./load.ts";
+import { compareWithRecord, formatWarning, loadRecords } from "./recorded.ts";
 import { type BenchRow, formatTable } from "./rows.ts";
 import { benchSnapshot } from "./snapshot.ts";
 import { benchIncrementalSnapshot } from "./snapshot-incremental.ts";
@@ -24,6 +25,9 @@ import { startBenchWorker } from "./worker.ts";
  *   npm run bench -- --quick               # shorter sections, for development
  *   npm run bench -- --only P1,P3          # some sections
  *   npm run bench -- --out results.md      # also write the table with the run's context
+ *
+ * A row worse than its figure in test/bench/recorded.json (what RESULTS.md records; update both
+ * together) by more than that figure's noise is printed as a `WARNING:` line after the table.
  */
 
 const SECTIONS = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11"] as const;
@@ -47,6 +51,8 @@ for (const name of only) {
   }
 }
 const wanted = (s: Section) => only.has(s);
+// Read first: a malformed file fails the run before it spends minutes measuring.
+const records = loadRecords();
 
 const context = {
   date: new Date().toISOString(),
@@ -170,6 +176,10 @@ const loadAtEnd = loadavg()
   .join(", ");
 const table = formatTable(rows);
 console.log(table);
+// Rows worse than test/bench/RESULTS.md records them (test/bench/recorded.json) by more than
+// their noise: named here, whether or not the row's target is still met.
+const warnings = compareWithRecord(rows, records).map(formatWarning);
+if (warnings.length > 0) console.error(`\n${warnings.join("\n")}`);
 const missed = rows.filter((r) => r.met === false).map((r) => r.id);
 console.error(
   `\n${rows.filter((r) => r.met === true).length} met, ${missed.length} not met${missed.length > 0 ? ` (${[...new Set(missed)].join(", ")})` : ""} · ${((performance.now() - began) / 1000).toFixed(0)} s · load at end ${loadAtEnd}`,
@@ -183,6 +193,7 @@ if (values.out !== undefined) {
       "",
       table,
       "",
+      ...(warnings.length > 0 ? [...warnings, ""] : []),
     ].join("\n"),
   );
 }

@@ -235,4 +235,39 @@ describe("ExitPlanModeScanner", () => {
     const top = scan({ ...ev.exitPlanMode("p1"), parent_tool_use_id: null } as EventBody);
     expect(top.result).toEqual({ kind: "pending" });
   });
+
+  it("a subagent's tool result never answers the session's own open ExitPlanMode call", () => {
+    const inTask = (body: EventBody) => ({ ...body, parent_tool_use_id: "toolu_task_1" });
+    const scanner = new ExitPlanModeScanner();
+    const opened = scanner.ingest(numbered([ev.exitPlanMode("p1")]));
+    expect(opened).toEqual({ kind: "pending" });
+    // Same tool_use id, even with the decision stated as data: still the session's call, open.
+    const sub = scanner.ingest(
+      numbered(
+        [
+          inTask({
+            ...ev.approve("p1", "not this"),
+            decision: { tool_use_id: "p1", kind: "approve" },
+          } as EventBody),
+          inTask(ev.reject("p1")),
+        ],
+        2,
+      ),
+    );
+    expect(sub).toEqual({ kind: "pending" });
+    expect(scanner.rejectCount).toBe(0);
+    expect(scanner.hasPendingPlan).toBe(true);
+    expect(scanner.ingest(numbered([ev.approve("p1", "the plan")], 4))).toEqual({
+      kind: "approved",
+      plan: "the plan",
+    });
+    expect(scanner.hasPendingPlan).toBe(false);
+  });
+
+  it("the unchanged result is shared and frozen: a caller cannot change the next batch's", () => {
+    const scanner = new ExitPlanModeScanner();
+    const first = scanner.ingest([]);
+    expect(() => Object.assign(first, { kind: "approved" })).toThrow(TypeError);
+    expect(scanner.ingest([])).toEqual({ kind: "unchanged" });
+  });
 });
