@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { pipeline } from "node:stream/promises";
 import { EXECUTOR_ERRORS, RunRequest } from "../../src/protocol/execution.ts";
 import { STATE_DIR, WORKSPACE_MAX_BYTES } from "./layout.ts";
+import { readBody, sendError, sendJson } from "./replies.ts";
 import { runInWorkspace, WorkspaceMissingError } from "./run.ts";
 import { clearWorkspace, fillWorkspace, RefusedError } from "./workspace.ts";
 
@@ -127,34 +128,6 @@ function limitBytes(max: number) {
       yield chunk;
     }
   };
-}
-
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  const text = JSON.stringify(value);
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-function sendError(res: ServerResponse, status: number, code: string, text: string): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  sendJson(res, status, { error: { code, message: text } });
 }
 
 function message(err: unknown): string {

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { availableParallelism } from "node:os";
+import { readBody, sendError, sendJson } from "../../container/runner/replies.ts";
 import { EXECUTOR_ERRORS, RunRequest } from "../../src/protocol/execution.ts";
 import { DockerClient, DockerError, dockerSocket } from "./docker.ts";
 import { DockerExecutor, ExecutorError, executorId } from "./executor.ts";
@@ -152,33 +153,4 @@ async function route(
 
 function sha256(text: string): Buffer {
   return createHash("sha256").update(text).digest();
-}
-
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
-  if (Number(req.headers["content-length"] ?? "0") > max) return undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  const text = JSON.stringify(value);
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-function sendError(res: ServerResponse, status: number, code: string, message: string): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  sendJson(res, status, { error: { code, message } });
 }

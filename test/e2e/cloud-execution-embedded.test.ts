@@ -12,12 +12,13 @@ import { isolatedHome, runCli } from "../client/run-cli.ts";
 import {
   answerProject,
   bash,
+  changedPaths,
   containersLabelled,
   executionScript,
   toolCalls,
 } from "../support/cloud-execution.ts";
 import { eventually } from "../support/eventually.ts";
-import { git, gitRepository, uploadRepository } from "./planner-support.ts";
+import { gitRepository, uploadRepository } from "./planner-support.ts";
 
 /**
  * "Approve and run in the cloud" through the embedded worker (issue 33): the worker host runs
@@ -112,12 +113,7 @@ describe("cloud execution through the embedded worker", () => {
     expect(ranIn).toContain(`marker: ${marker}`);
     expect(ranIn).toContain("pwd: /workspace");
     expect(ranIn).not.toContain(`host: ${hostname()}\n`);
-    const touched = git(repo, "status", "--porcelain", "--untracked-files=all")
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => line.slice(3))
-      .sort();
-    expect(touched).toEqual(["ran-in.txt", "src/answer.js"]);
+    expect(changedPaths(repo)).toEqual(["ran-in.txt", "src/answer.js"]);
   }, 600_000);
 
   it("a worker killed with kill -9 during a command leaves its container; the next start removes it", async () => {

@@ -9,13 +9,13 @@ import { runCli } from "../client/run-cli.ts";
 import {
   answerProject,
   bash,
+  changedPaths,
   containersLabelled,
   executionScript,
   toolCalls,
 } from "../support/cloud-execution.ts";
 import { eventually } from "../support/eventually.ts";
 import {
-  git,
   gitRepository,
   type PlanportWorker,
   settled,
@@ -125,11 +125,6 @@ describe("cloud execution under wrangler dev, commands in Docker", () => {
     expect(ranIn).not.toContain(repo);
     expect(existsSync(join(repo, "out"))).toBe(false);
     expect(existsSync(join(repo, "planned.txt"))).toBe(false);
-    const touched = git(repo, "status", "--porcelain", "--untracked-files=all")
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => line.slice(3))
-      .sort();
-    expect(touched).toEqual(["ran-in.txt", "src/answer.js"]);
+    expect(changedPaths(repo)).toEqual(["ran-in.txt", "src/answer.js"]);
   }, 900_000);
 });

@@ -103,6 +103,18 @@ export function toolCalls(events: readonly Event[]): {
   return out;
 }
 
+/** The paths `git status` shows changed or new in `repo`, sorted. */
+export function changedPaths(repo: string): string[] {
+  return execFileSync("git", ["status", "--porcelain", "--untracked-files=all"], {
+    cwd: repo,
+    encoding: "utf8",
+  })
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.slice(3))
+    .sort();
+}
+
 /** The ids of the containers Docker has (running or not) with this label value. */
 export function containersLabelled(label: string, value: string): string[] {
   return execFileSync("docker", ["ps", "--all", "--quiet", "--filter", `label=${label}=${value}`], {
