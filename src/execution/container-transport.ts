@@ -42,24 +42,6 @@ export function containerTransport(env: Env, sessionId: string): ExecutorTranspo
   };
 }
 
-/**
- * Stops and removes the session's container (`DELETE /v1/sessions/:id` through the transport):
- * when execution ends. Idempotent; starts nothing. Throws when the executor refuses.
- *
- * @example
- * await stopContainer(env, sessionId);
- */
-export async function stopContainer(env: Env, sessionId: string): Promise<void> {
-  const send = containerTransport(env, sessionId);
-  const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
-  const response = await send(new Request(`http://executor${path}`, { method: "DELETE" }));
-  if (response.status !== 204) {
-    throw new Error(
-      `The session's container could not be stopped (${response.status}): ${await response.text()}`,
-    );
-  }
-}
-
 /** The API's 503 `executor_unavailable` answer, with the sentence a user acts on. */
 export function executorUnavailable(message: string): Response {
   return Response.json(

@@ -1,8 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
+import { ExecutorClient } from "../../src/execution/client.ts";
 import { COMMAND_SERVER_PORT, CommandContainer } from "../../src/execution/cloudflare-container.ts";
-import { containerTransport, stopContainer } from "../../src/execution/container-transport.ts";
+import { containerTransport } from "../../src/execution/container-transport.ts";
 import { RunResult } from "../../src/protocol/execution.ts";
 import { ContainerRuntimeStandIn, giveContainer } from "../support/worker/container-runtime.ts";
 import { ownerObject } from "../support/worker/sessions.ts";
@@ -228,7 +229,10 @@ describe("the Cloudflare Containers adapter at its HTTP boundary", () => {
     const body = (await response.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe("executor_unavailable");
     expect(body.error.message).toContain("local executor");
-    await expect(stopContainer(env, "s-5")).rejects.toThrow(/could not be stopped \(503\)/);
+    // The session's release (its DELETE) through the same transport fails as loudly.
+    await expect(
+      new ExecutorClient(containerTransport(env, "s-5"), "The container").release("s-5"),
+    ).rejects.toThrow(/did not release the container \(HTTP 503/);
   });
 
   it("without the binding the transport says what is missing", async () => {
