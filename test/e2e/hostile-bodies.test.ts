@@ -65,6 +65,8 @@ interface PostOptions {
   viewKey?: string;
   /** Ends the request (and a streamed body's sending) when aborted. */
   signal?: AbortSignal;
+  /** The worker to send it to (the file's `wrangler dev` worker when absent). */
+  to?: WorkerProcess;
 }
 
 /** A POST as a client sends it; `streamed` bodies go in 64 KiB chunks as they are pulled. */
@@ -75,8 +77,8 @@ function post(path: string, opts: PostOptions): Promise<Response> {
   let body: BodyInit | undefined;
   if (opts.json !== undefined) body = JSON.stringify(opts.json);
   else if (opts.bytes !== undefined) body = new Uint8Array(opts.bytes);
-  else if (opts.streamed !== undefined) body = spaces(opts.streamed);
-  return fetch(`${worker.url}${path}`, {
+  else if (opts.streamed !== undefined) body = spaces(opts.streamed, opts.signal);
+  return fetch(`${(opts.to ?? worker).url}${path}`, {
     method: "POST",
     headers,
     body,
@@ -85,12 +87,18 @@ function post(path: string, opts: PostOptions): Promise<Response> {
   } as RequestInit);
 }
 
-/** A stream of `total` spaces (whitespace: a body that is valid JSON's filler, never JSON). */
-function spaces(total: number): ReadableStream<Uint8Array> {
+/**
+ * A stream of `total` spaces (whitespace: a body that is valid JSON's filler, never JSON) that
+ * ends with an error once `signal` aborts. Without that, an endless body goes on being pulled
+ * after its request is over: undici then drops each chunk at once, and the pulls alone spin
+ * this process at a full core (a 60 s run "sent" 1.6 TB), starving every timer of the file.
+ */
+function spaces(total: number, signal?: AbortSignal): ReadableStream<Uint8Array> {
   const chunk = new Uint8Array(64 * 1024).fill(0x20);
   let sent = 0;
   return new ReadableStream({
     pull(controller) {
+      if (signal?.aborted) return controller.error(signal.reason);
       if (sent >= total) return controller.close();
       const piece = chunk.subarray(0, Math.min(chunk.byteLength, total - sent));
       sent += piece.byteLength;
@@ -173,15 +181,19 @@ describe("JSON bodies over their route's limit under wrangler dev", () => {
     // Once the answer is in, the endless body stops: left running, it would go on being sent
     // (and buffered in this test process) for the rest of the file.
     const sending = new AbortController();
-    const res = await post(`/v1/sessions/${session.id}/comments`, {
-      streamed: Number.POSITIVE_INFINITY,
-      viewKey: keyOf(session.share_url),
-      signal: sending.signal,
-    });
-    // The worker refuses it with 413 once the limit and the drain are read. wrangler dev's
-    // proxy, still sending the rest, may turn that into its 503 "worker restarted mid-request".
-    const status = (await refusal(res)).status;
-    sending.abort();
+    let status: number;
+    try {
+      const res = await post(`/v1/sessions/${session.id}/comments`, {
+        streamed: Number.POSITIVE_INFINITY,
+        viewKey: keyOf(session.share_url),
+        signal: sending.signal,
+      });
+      // The worker refuses it with 413 once the limit and the drain are read. wrangler dev's
+      // proxy, still sending the rest, may turn that into its 503 "worker restarted mid-request".
+      status = (await refusal(res)).status;
+    } finally {
+      sending.abort();
+    }
     expect([413, 503]).toContain(status);
     expect(rssMiB(pid).peak - before).toBeLessThan(ENDLESS_MEMORY_BOUND_MIB);
     expect(await (await fetch(`${worker.url}/v1/healthz`)).json()).toEqual({ ok: true });
@@ -191,18 +203,51 @@ describe("JSON bodies over their route's limit under wrangler dev", () => {
     expect(read.status).toBe(200);
     await read.body?.cancel();
   }, 120_000);
+});
+
+/**
+ * The flood runs against the worker as `planport plan` and `planport serve` run it (the built
+ * bundle in workerd, started by the worker host): `wrangler dev`'s proxy in front of workerd
+ * leaves about one read in three during the flood unanswered for 30 s, and sometimes one after
+ * it (measured: reads {"200":2,"no answer":1} during the flood, alone on an idle machine; the
+ * same flood on the embedded worker answers every read), which says nothing about planport.
+ */
+describe("a flood of oversized comments on the embedded worker", () => {
+  let embedded: WorkerProcess;
+  let flooded: Session;
+  const embeddedDir = mkdtempSync(join(tmpdir(), "planport-hostile-flood-"));
+
+  beforeAll(async () => {
+    embedded = await startWorkerProcess({
+      persistDir: embeddedDir,
+      runtime: "built",
+      vars: { PLANPORT_TOKENS: TOKEN, PLANPORT_PLANNER: "offline" },
+    });
+    const res = await post("/v1/sessions", {
+      json: { prompt: "Where is the login handled?" },
+      to: embedded,
+    });
+    expect(res.status).toBe(201);
+    flooded = (await res.json()) as Session;
+  }, 120_000);
+
+  afterAll(async () => {
+    await embedded?.kill();
+    rmSync(embeddedDir, { recursive: true, force: true });
+  });
 
   it("150 concurrent 3.8 MB comments through the share link, declared and streamed, leave the worker's memory within its bound and a reviewer's reads answering", async ({
     annotate,
   }) => {
-    const host = workerdProcesses(worker.pid).find((p) => p.hostsWorker);
-    expect(host, "the workerd process hosting the worker").toBeDefined();
-    const pid = host?.pid ?? -1;
-    const viewKey = keyOf(session.share_url);
-    const path = `/v1/sessions/${session.id}/comments`;
+    expect(embedded.runtimePid, "the workerd process hosting the worker").toBeDefined();
+    const pid = embedded.runtimePid ?? -1;
+    const viewKey = keyOf(flooded.share_url);
+    const path = `/v1/sessions/${flooded.id}/comments`;
     const oversized = new Uint8Array(FLOOD_BODY_BYTES).fill(0x20);
     // Warm up: the routes' code and the limits, as any first request does.
-    await (await post(path, { json: { quote: "warm", text: "up" }, viewKey })).body?.cancel();
+    await (
+      await post(path, { json: { quote: "warm", text: "up" }, viewKey, to: embedded })
+    ).body?.cancel();
     const before = rssMiB(pid).now;
     resetPeakRss(pid);
 
@@ -211,7 +256,7 @@ describe("JSON bodies over their route's limit under wrangler dev", () => {
       Array.from({ length: FLOOD_REQUESTS }, async (_, i) => {
         const opts = i % 2 === 0 ? { bytes: oversized } : { streamed: FLOOD_BODY_BYTES };
         // An attacker's connection may be dropped instead (see the comment on the verdict).
-        return post(path, { ...opts, viewKey }).then(
+        return post(path, { ...opts, viewKey, to: embedded }).then(
           async (res) => (await refusal(res)).status,
           () => "dropped",
         );
@@ -220,10 +265,10 @@ describe("JSON bodies over their route's limit under wrangler dev", () => {
       flooding = false;
     });
     // The decider reads the session while the flood is on, as their review page polls it.
-    const decisionKey = keyOf(session.review_url);
+    const decisionKey = keyOf(flooded.review_url);
     const read = async (): Promise<number | "no answer"> => {
       try {
-        const res = await fetch(`${worker.url}/v1/sessions/${session.id}`, {
+        const res = await fetch(`${embedded.url}/v1/sessions/${flooded.id}`, {
           headers: { "x-review-key": decisionKey },
           signal: AbortSignal.timeout(READ_PATIENCE_MS),
         });
@@ -244,18 +289,17 @@ describe("JSON bodies over their route's limit under wrangler dev", () => {
     await annotate(
       `${FLOOD_REQUESTS} × ${FLOOD_BODY_BYTES / 1e6} MB comments: worker RSS ${before.toFixed(0)} MiB, peak +${growth.toFixed(0)} MiB; answers ${JSON.stringify(count(statuses))}; the decider's reads during the flood ${JSON.stringify(count(reads))}`,
     );
-    // No comment was taken or read as JSON: each was refused with 413, or — wrangler dev's proxy
-    // in front of workerd, under this load — its connection was dropped or answered 503
-    // "worker restarted mid-request" (it did so before this change too).
-    expect(statuses.filter((s) => s !== 413 && s !== 503 && s !== "dropped")).toEqual([]);
+    // No comment was taken or read as JSON: each was refused with 413, or its connection was
+    // closed while it was still being sent (workerd answers a body declared too large at once,
+    // and closes the connection rather than read the rest).
+    expect(statuses.filter((s) => s !== 413 && s !== "dropped")).toEqual([]);
     expect(statuses.filter((s) => s === 413).length).toBeGreaterThan(FLOOD_REQUESTS / 2);
-    // The decider was answered during the flood, and is after it. (A read can also hang in the
-    // proxy, as it did before: the verdict is that the reviewer is not locked out.)
-    expect(reads).toContain(200);
+    // The decider was answered during the flood, every time, and is after it.
+    expect(reads.filter((status) => status !== 200)).toEqual([]);
     expect(afterwards).toEqual([200, 200, 200]);
     // Before: each comment was read whole (4 MiB allowed): +370 MiB, kept by the allocator.
     expect(growth).toBeLessThan(FLOOD_MEMORY_BOUND_MIB);
-    expect(await (await fetch(`${worker.url}/v1/healthz`)).json()).toEqual({ ok: true });
+    expect(await (await fetch(`${embedded.url}/v1/healthz`)).json()).toEqual({ ok: true });
   }, 180_000);
 });
 
