@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync, type Stats } from "node:fs";
+import { closeSync, lstatSync, openSync, readFileSync, readSync, type Stats } from "node:fs";
 import { stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
@@ -166,10 +166,41 @@ export async function collectTree(
 
 /**
  * Reads one file of a collected tree again, to upload it: its bytes when it is still text of
- * at most 1 MiB, else why it must be skipped now (or `gone`).
+ * at most 1 MiB, else why it must be skipped now (or `gone`). With `into` (room for more than
+ * 1 MiB), the bytes are read into it and the content is a view of it — no fresh buffer per
+ * file: on this machine's VM, first touching fresh memory cost more than reading the files
+ * (issue 34).
  */
-export function readTreeFile(root: string, path: string): ReadOutcome {
-  return readCandidate(join(root, path));
+export function readTreeFile(root: string, path: string, into?: Uint8Array): ReadOutcome {
+  const file = join(root, path);
+  if (into === undefined || into.byteLength <= SNAPSHOT_MAX_FILE_BYTES) return readCandidate(file);
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT" ? { kind: "gone" } : { kind: "skip", reason: "unreadable" };
+  }
+  let length = 0;
+  try {
+    // Up to one byte past the limit: a file that grew past it since it was looked at shows.
+    const wanted = SNAPSHOT_MAX_FILE_BYTES + 1;
+    for (;;) {
+      const n = readSync(fd, into, length, wanted - length, length);
+      if (n === 0) break;
+      length += n;
+      if (length >= wanted) break;
+    }
+  } catch {
+    return { kind: "skip", reason: "unreadable" };
+  } finally {
+    closeSync(fd);
+  }
+  if (length > SNAPSHOT_MAX_FILE_BYTES) return { kind: "skip", reason: "too_large" };
+  const bytes = into.subarray(0, length);
+  return isTextContent(bytes)
+    ? { kind: "text", content: bytes }
+    : { kind: "skip", reason: "binary" };
 }
 
 /**

@@ -48,7 +48,10 @@ function crc32Fallback(data: Uint8Array, value: number): number {
 }
 
 export interface ParallelGzip {
-  /** Appends input; resolves once it may be called again (backpressure). */
+  /**
+   * Appends input; resolves once it may be called again (backpressure). The bytes are read
+   * until `end()` resolves (a large chunk is compressed in place): do not change them before.
+   */
   write(chunk: Uint8Array): Promise<void>;
   /** Ends the stream; resolves with the complete gzip bytes (a buffer of their own). */
   end(): Promise<Uint8Array<ArrayBuffer>>;
@@ -99,6 +102,17 @@ export function openParallelGzip(
   };
 
   const takeBlock = (): Uint8Array => {
+    // One large chunk (a whole blob pack) is cut in place; copying the rest at every block
+    // would copy an 8 MiB chunk 36 MiB over.
+    const first = pending[0];
+    if (first !== undefined && first.byteLength >= Math.min(BLOCK_BYTES, pendingBytes)) {
+      const block = first.subarray(0, BLOCK_BYTES);
+      const rest = first.subarray(block.byteLength);
+      if (rest.byteLength > 0) pending[0] = rest;
+      else pending.shift();
+      pendingBytes -= block.byteLength;
+      return block;
+    }
     const joined = Buffer.concat(pending, pendingBytes);
     const block = joined.subarray(0, BLOCK_BYTES);
     const rest = joined.subarray(BLOCK_BYTES);

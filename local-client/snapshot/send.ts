@@ -7,11 +7,12 @@ import {
   manifestId,
   manifestSkips,
   type SkippedEntry,
+  SNAPSHOT_MAX_FILE_BYTES,
 } from "../../src/protocol/index.ts";
 import { type Api, ApiError, withRetry } from "../http/api.ts";
 import { manifestDelta, type SnapshotBase } from "./base.ts";
+import { BlobPack } from "./blob-pack.ts";
 import { type CollectedTree, readTreeFile, type SnapshotProgress, type TreeFile } from "./build.ts";
-import { openPacker } from "./pack.ts";
 import { REMOTE_PACK_LEVEL } from "./pack-level.ts";
 
 /**
@@ -53,6 +54,10 @@ export interface SendOptions {
  * the bytes, not the round trip.
  */
 const PACK_BATCH_BYTES = 8 * 1024 * 1024;
+/** A pack's buffer: a full batch, the largest file after it, its header and the tar's end. */
+const PACK_BUFFER_BYTES = PACK_BATCH_BYTES + SNAPSHOT_MAX_FILE_BYTES + 4096;
+/** Files per blob pack at most (the server takes 20,000 entries per upload). */
+const PACK_MAX_FILES = 10_000;
 /** Blob packs on the wire at once. */
 const UPLOADS_IN_FLIGHT = 2;
 /** Commit attempts when blobs went missing between their upload and the commit. */
@@ -148,35 +153,43 @@ async function uploadBlobs(
   let blobs = 0;
   const inFlight: Promise<void>[] = [];
   const level = options.packLevel ?? REMOTE_PACK_LEVEL;
-  let packer = openPacker({ level });
-  let packed = 0;
-  let count = 0;
+  // Pack buffers are reused once their pack is compressed: fresh memory is slow to touch.
+  const freeBuffers: Uint8Array[] = [];
+  const nextPack = () => new BlobPack(freeBuffers.pop() ?? new Uint8Array(PACK_BUFFER_BYTES));
+  let pack = nextPack();
   const added = new Set<string>();
   const flush = async (): Promise<void> => {
-    if (count === 0) return;
-    const { bytes: body } = await packer.finish();
-    const sent = count;
-    packer = openPacker({ level });
-    packed = 0;
-    count = 0;
+    if (pack.files === 0) return;
+    const sent = pack.files;
+    const { buffer } = pack;
+    // Compressed on the thread pool while the next pack is read.
+    const compressing = pack.finish(level);
+    void compressing.finally(() => freeBuffers.push(buffer)).catch(() => {});
+    pack = nextPack();
     if (inFlight.length >= UPLOADS_IN_FLIGHT) await inFlight.shift();
-    bytes += body.byteLength;
-    const upload = withRetry(() => api.uploadBlobs(body, { signal }), signal).then(() => {
-      blobs += sent;
-    });
+    const upload = compressing
+      .then((body) => {
+        bytes += body.byteLength;
+        return withRetry(() => api.uploadBlobs(body, { signal }), signal);
+      })
+      .then(() => {
+        blobs += sent;
+      });
     upload.catch(() => {});
     inFlight.push(upload);
   };
   let done = 0;
   const total = wanted.length;
   for (const blob of wanted) {
-    for (const { id, content } of tree.contentsFor(blob)) {
+    // Each file is read straight into the pack's free room (a view, overwritten by the next).
+    for (let { id, content } of tree.contentsFor(blob, () => pack.room())) {
       if (added.has(id)) continue;
       added.add(id);
-      if (packed + content.byteLength > PACK_BATCH_BYTES || count >= 10_000) await flush();
-      await packer.add({ path: id, content });
-      packed += content.byteLength;
-      count += 1;
+      if (pack.bytes + content.byteLength > PACK_BATCH_BYTES || pack.files >= PACK_MAX_FILES) {
+        content = content.slice();
+        await flush();
+      }
+      pack.add(id, content);
     }
     done += 1;
     if (done % 100 === 0 || done === total)
@@ -235,12 +248,16 @@ class WorkingTree {
    * The content of `blob`, read from the files that have it: each file is read; one whose
    * bytes no longer hash to `blob` is re-keyed to what it holds now (and that content is sent
    * too), one that is now binary, too large or unreadable is skipped, one that is gone is
-   * dropped.
+   * dropped. With `room`, each file is read into the buffer it answers at that moment (a
+   * yielded content is then a view of it: use it before the next one is read).
    */
-  *contentsFor(blob: string): Generator<{ id: string; content: Uint8Array }> {
+  *contentsFor(
+    blob: string,
+    room?: () => Uint8Array,
+  ): Generator<{ id: string; content: Uint8Array }> {
     for (const path of [...(this.byBlob.get(blob) ?? [])]) {
       const file = this.files.get(path) as TreeFile;
-      const outcome = readTreeFile(this.root, path);
+      const outcome = readTreeFile(this.root, path, room?.());
       if (outcome.kind === "gone") {
         this.drop(path);
         continue;
