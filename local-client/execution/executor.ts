@@ -119,20 +119,28 @@ export class DockerExecutor {
     });
   }
 
-  /** Ends the session's container (idempotent). */
-  remove(session: string): Promise<void> {
-    return this.serial(session, async () => {
-      const container = this.sessions.get(session);
-      this.sessions.delete(session);
-      if (container !== undefined) await this.docker.removeContainer(container);
-      // One made by an earlier executor with this id, or whose creation we lost track of.
-      for (const left of await this.docker.listContainers([
-        `${EXECUTOR_LABEL}=${this.id}`,
-        `${SESSION_LABEL}=${session}`,
-      ])) {
-        await this.docker.removeContainer(left.Id);
-      }
-    });
+  /**
+   * Ends the session's container (idempotent): at once — a command running in it (up to its
+   * 10-minute timeout) must not hold the release of a session that ended, so it is stopped with
+   * its container — and again once whatever was queued for the session has settled (a container
+   * being started at that moment).
+   */
+  async remove(session: string): Promise<void> {
+    await this.removeNow(session);
+    await this.serial(session, () => this.removeNow(session));
+  }
+
+  private async removeNow(session: string): Promise<void> {
+    const container = this.sessions.get(session);
+    this.sessions.delete(session);
+    if (container !== undefined) await this.docker.removeContainer(container);
+    // One made by an earlier executor with this id, or whose creation we lost track of.
+    for (const left of await this.docker.listContainers([
+      `${EXECUTOR_LABEL}=${this.id}`,
+      `${SESSION_LABEL}=${session}`,
+    ])) {
+      await this.docker.removeContainer(left.Id);
+    }
   }
 
   /** Removes every container of this executor (its stop). */
