@@ -122,12 +122,14 @@ export class DockerExecutor {
   /**
    * Ends the session's container (idempotent): at once — a command running in it (up to its
    * 10-minute timeout) must not hold the release of a session that ended, so it is stopped with
-   * its container — and again once whatever was queued for the session has settled (a container
-   * being started at that moment).
+   * its container — and again, without waiting for it, once whatever was queued for the session
+   * has settled (a container being started at that moment).
    */
   async remove(session: string): Promise<void> {
     await this.removeNow(session);
-    await this.serial(session, () => this.removeNow(session));
+    void this.serial(session, () => this.removeNow(session)).catch((err: unknown) =>
+      this.log(`session ${session}: a container left after its release: ${String(err)}`),
+    );
   }
 
   private async removeNow(session: string): Promise<void> {

@@ -14,7 +14,6 @@ import {
 import { buildExecImage, defaultImageName } from "../../../local-client/execution/image.ts";
 import { startLocalExecutor } from "../../../local-client/execution/server.ts";
 import { ExecutorHealth } from "../../../src/protocol/execution.ts";
-import { eventually } from "../../support/eventually.ts";
 import { api, workspaceTar } from "./executor-fixture.ts";
 
 /**
@@ -95,25 +94,6 @@ describe("the local executor's containers", () => {
       "workspace_missing",
     );
   });
-
-  it("removes the container on DELETE while a long command runs in it, without waiting for the command", async () => {
-    // A session stopped mid-command is released at once: before, DELETE queued behind the
-    // command and the container stayed for the command's whole timeout (10 minutes here).
-    const session = "ses_delete000000000000000002";
-    const client = api(executor);
-    expect((await client.putWorkspace(session, workspaceTar({ "a.txt": "a" }))).status).toBe(204);
-    const running = client.runRaw(session, "sleep 600", { timeout_ms: 600_000 });
-    await eventually(
-      async () => (await docker.listContainers([`${SESSION_LABEL}=${session}`])).length === 1,
-    );
-    // Give the command time to be inside its container before the release.
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect((await client.remove(session)).status).toBe(204);
-    expect(await containersOf(executor.id, session)).toEqual([]);
-    const answer = await running;
-    expect(answer.status).not.toBe(200);
-    await answer.body?.cancel();
-  }, 120_000);
 
   it("removes its containers when stopped", async () => {
     const own = await startLocalExecutor({
