@@ -14,6 +14,14 @@ import * as zlib from "node:zlib";
 
 /** Input per independently compressed block. */
 const BLOCK_BYTES = 1024 * 1024;
+/**
+ * Room for a whole block's deflated output, so a block is one job on the thread pool. With
+ * zlib's default 16 KiB output chunks each block took one round trip through the main thread
+ * per chunk, and a main thread busy reading files (snapshot/send.ts) left a 512 KiB pack
+ * compressed ~130 ms after it was handed over instead of ~5 ms (issue 34). Deflate never
+ * grows a block by more than a few bytes per 16 KiB.
+ */
+const BLOCK_OUTPUT_BYTES = BLOCK_BYTES + 64 * 1024;
 /** Deflate's window: the history a block is primed with. */
 const DICTIONARY_BYTES = 32 * 1024;
 /** Blocks compressing at once (libuv runs them on its thread pool, 4 threads by default). */
@@ -89,6 +97,7 @@ export function openParallelGzip(
     inputBytes += input.byteLength;
     const options: zlib.ZlibOptions = {
       level,
+      chunkSize: BLOCK_OUTPUT_BYTES,
       finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH,
     };
     if (previousTail.byteLength > 0) options.dictionary = previousTail;

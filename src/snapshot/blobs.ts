@@ -8,6 +8,7 @@ import {
   type Result,
   SNAPSHOT_MAX_FILE_BYTES,
   SNAPSHOT_MAX_FILES,
+  SNAPSHOT_MAX_UNCOMPRESSED_BYTES,
 } from "../protocol/index.ts";
 import {
   discard,
@@ -18,7 +19,9 @@ import {
   readCompressed,
   refuseWithoutGzipMagic,
 } from "./archive.ts";
+import { NotFixedForm, readFixedFormPack } from "./blob-pack-reader.ts";
 import { type IngestError, IngestFailure, invalidBlob, tooManyFiles } from "./errors.ts";
+import { gunzipChunks } from "./gunzip.ts";
 import { blobPackPrefix } from "./layout.ts";
 import { PackWriter } from "./packs.ts";
 import type { BlobRegistry, NewBlob } from "./registry.ts";
@@ -44,74 +47,114 @@ export async function ingestBlobs(
   try {
     const compressed = await readCompressed(body);
     refuseWithoutGzipMagic(compressed);
-    const packs = new PackWriter(bucket, blobPackPrefix(owner, newUploadName()));
-    try {
-      const { blobs, received } = await unpackBlobs(compressed, packs);
-      const added = await registry.addBlobs(blobs);
-      return ok({ received, stored: added.stored, bytes: added.bytes });
-    } catch (error) {
-      await packs.settle();
-      if (packs.keys.length > 0) await bucket.delete(packs.keys);
-      throw error;
-    }
+    const stored =
+      (await storeBlobs(bucket, owner, (blobs) => readFixedForm(compressed, blobs))) ??
+      (await storeBlobs(bucket, owner, (blobs) => readAnyTar(compressed, blobs)));
+    if (stored === null) throw new Error("the general tar reader gave up on a blob pack");
+    const added = await registry.addBlobs(stored.blobs);
+    return ok({ received: stored.received, stored: added.stored, bytes: added.bytes });
   } catch (error) {
     if (error instanceof IngestFailure) return err(error.error);
     throw error;
   }
 }
 
-async function unpackBlobs(
-  compressed: readonly Uint8Array[],
-  packs: PackWriter,
-): Promise<{ blobs: NewBlob[]; received: number }> {
+/**
+ * Runs one reading of the pack into fresh packs in R2: what it stored, or null when the
+ * reader found the pack outside its form (`NotFixedForm`). Either way, and on any refusal,
+ * nothing of a reading that did not finish is left in R2.
+ */
+async function storeBlobs(
+  bucket: R2Bucket,
+  owner: string,
+  read: (blobs: BlobChecks) => Promise<void>,
+): Promise<{ blobs: NewBlob[]; received: number } | null> {
+  const packs = new PackWriter(bucket, blobPackPrefix(owner, newUploadName()));
+  const checks = new BlobChecks(packs);
+  try {
+    await read(checks);
+    await packs.finish();
+    return { blobs: checks.blobs, received: checks.received };
+  } catch (error) {
+    await packs.settle();
+    if (packs.keys.length > 0) await bucket.delete(packs.keys);
+    if (error instanceof NotFixedForm) return null;
+    throw error;
+  }
+}
+
+/**
+ * What every entry of a blob pack must pass, whichever reader found it, and where the ones
+ * that pass go: the header first (a file, named by a blob id, at most 1 MiB, within the
+ * count), then the content (text, hashing to its name); a blob sent twice is stored once.
+ */
+class BlobChecks {
+  readonly blobs: NewBlob[] = [];
+  received = 0;
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly packs: PackWriter) {}
+
+  header(name: string, type: string, size: number): void {
+    this.received += 1;
+    if (this.received > SNAPSHOT_MAX_FILES) throw tooManyFiles();
+    const shown = JSON.stringify(name.slice(0, 60));
+    if (type !== "file")
+      throw invalidBlob(`Entry ${shown} is a ${type}; a blob pack holds only files.`);
+    if (!BLOB_ID_PATTERN.test(name)) {
+      throw invalidBlob(
+        `Entry ${shown} is not named by a blob id (40 lowercase hex digits: git's blob SHA-1 of the content).`,
+      );
+    }
+    if (size > SNAPSHOT_MAX_FILE_BYTES) {
+      throw invalidBlob(
+        `Blob ${name} is larger than 1 MiB; a snapshot skips such files, so never send them.`,
+      );
+    }
+  }
+
+  async content(name: string, content: Uint8Array): Promise<void> {
+    if (!isTextContent(content)) {
+      throw invalidBlob(
+        `Blob ${name} is not text (a NUL byte or invalid UTF-8); a snapshot skips such files, so never send them.`,
+      );
+    }
+    const actual = gitBlobId(content);
+    if (actual !== name) {
+      throw invalidBlob(`Blob ${name} does not match its content, whose blob id is ${actual}.`);
+    }
+    if (this.seen.has(name)) return;
+    this.seen.add(name);
+    this.blobs.push(await this.packs.appendBlob(name, content));
+  }
+}
+
+/** The pack read in the form planport's client writes (blob-pack-reader.ts); fast. */
+async function readFixedForm(compressed: readonly Uint8Array[], checks: BlobChecks) {
+  await readFixedFormPack(gunzipChunks(compressed, SNAPSHOT_MAX_UNCOMPRESSED_BYTES), {
+    onFile: (name, size) => checks.header(name, "file", size),
+    onContent: (name, content) => checks.content(name, content),
+  });
+}
+
+/** The pack read as any tar (modern-tar's strict decoder): directories skipped, PAX read. */
+async function readAnyTar(compressed: readonly Uint8Array[], checks: BlobChecks) {
   const entries = openArchive(compressed);
-  const blobs: NewBlob[] = [];
-  const seen = new Set<string>();
-  let received = 0;
   try {
     for (;;) {
       const next = await fromArchive(entries.read());
       if (next.done) break;
       const entry = next.value;
-      const name = entry.header.name;
       const type = entry.header.type ?? "file";
       if (type === "directory") {
         await discard(entry);
         continue;
       }
-      received += 1;
-      if (received > SNAPSHOT_MAX_FILES) throw tooManyFiles();
-      const shown = JSON.stringify(name.slice(0, 60));
-      if (type !== "file")
-        throw invalidBlob(`Entry ${shown} is a ${type}; a blob pack holds only files.`);
-      if (!BLOB_ID_PATTERN.test(name)) {
-        throw invalidBlob(
-          `Entry ${shown} is not named by a blob id (40 lowercase hex digits: git's blob SHA-1 of the content).`,
-        );
-      }
-      if (entry.header.size > SNAPSHOT_MAX_FILE_BYTES) {
-        throw invalidBlob(
-          `Blob ${name} is larger than 1 MiB; a snapshot skips such files, so never send them.`,
-        );
-      }
-      const content = await readBody(entry);
-      if (!isTextContent(content)) {
-        throw invalidBlob(
-          `Blob ${name} is not text (a NUL byte or invalid UTF-8); a snapshot skips such files, so never send them.`,
-        );
-      }
-      const actual = gitBlobId(content);
-      if (actual !== name) {
-        throw invalidBlob(`Blob ${name} does not match its content, whose blob id is ${actual}.`);
-      }
-      if (seen.has(name)) continue;
-      seen.add(name);
-      blobs.push(await packs.appendBlob(name, content));
+      checks.header(entry.header.name, type, entry.header.size);
+      await checks.content(entry.header.name, await readBody(entry));
     }
   } catch (error) {
     await entries.cancel(error).catch(() => {});
     throw error;
   }
-  await packs.finish();
-  return { blobs, received };
 }

@@ -34,57 +34,99 @@ export function gunzipWithLimit(
   maxBytes: number,
   tooLarge: () => IngestFailure = snapshotTooLarge,
 ): ReadableStream<Uint8Array> {
-  const gunzip = createGunzip({ chunkSize: GUNZIP_OUTPUT_CHUNK_BYTES });
-  const inflated = gunzip[Symbol.asyncIterator]();
   const source = compressed.getReader();
-  let feeding = false;
-  let total = 0;
-
-  const stop = async (reason: Error): Promise<void> => {
-    gunzip.destroy(reason);
-    await source.cancel(reason).catch(() => {});
-  };
-
+  const inflated = inflate(source, maxBytes, tooLarge, (reason) =>
+    source.cancel(reason).catch(() => {}),
+  );
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        if (!feeding) {
-          // Runs alongside the reads; it reports failures through the inflater, never rejects.
-          feeding = true;
-          void feed(source, gunzip);
-        }
-        let next: IteratorResult<Uint8Array>;
-        try {
-          next = await inflated.next();
-        } catch (cause) {
-          const failure = cause instanceof IngestFailure ? cause : notGzip(cause);
-          await stop(failure);
-          throw failure;
-        }
-        if (next.done === true) {
-          controller.close();
-          return;
-        }
-        total += next.value.byteLength;
-        if (total > maxBytes) {
-          const failure = tooLarge();
-          await stop(failure);
-          throw failure;
-        }
-        const chunk = next.value;
-        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        const next = await inflated.next();
+        if (next.done === true) controller.close();
+        else controller.enqueue(next.value);
       },
       async cancel(reason) {
-        await stop(reason instanceof Error ? reason : new Error(String(reason)));
+        // The source first: a read waiting on it would hold the generator's return.
+        await source.cancel(reason).catch(() => {});
+        await inflated.return(undefined).catch(() => {});
       },
     },
     { highWaterMark: 0 },
   );
 }
 
+/**
+ * The same inflation as {@link gunzipWithLimit} of a body already read whole (a blob pack),
+ * as an async iterator: no web stream between the inflater and the reader, which in workerd
+ * costs a round through the runtime per chunk.
+ *
+ * @example
+ * for await (const chunk of gunzipChunks(await readCompressed(body), 100 * 1024 * 1024)) use(chunk);
+ */
+export function gunzipChunks(
+  compressed: readonly Uint8Array[],
+  maxBytes: number,
+  tooLarge: () => IngestFailure = snapshotTooLarge,
+): AsyncGenerator<Uint8Array> {
+  let index = 0;
+  const source = {
+    read: async () =>
+      index < compressed.length
+        ? { done: false as const, value: compressed[index++] as Uint8Array }
+        : { done: true as const, value: undefined },
+  };
+  return inflate(source, maxBytes, tooLarge, async () => {
+    index = compressed.length;
+  });
+}
+
+/**
+ * Inflates what `source` yields, chunk by chunk as the reader asks, failing with an
+ * {@link IngestFailure} past `maxBytes` (`tooLarge`) or on bytes that are not gzip
+ * (`invalid_body`); `stopSource` runs when it stops early (a failure, or the reader quit).
+ */
+async function* inflate(
+  source: Pick<ReadableStreamDefaultReader<Uint8Array>, "read">,
+  maxBytes: number,
+  tooLarge: () => IngestFailure,
+  stopSource: (reason: Error) => Promise<void>,
+): AsyncGenerator<Uint8Array> {
+  const gunzip = createGunzip({ chunkSize: GUNZIP_OUTPUT_CHUNK_BYTES });
+  const inflated = gunzip[Symbol.asyncIterator]();
+  // Runs alongside the reads; it reports failures through the inflater, never rejects.
+  void feed(source, gunzip);
+  let total = 0;
+  let finished = false;
+  try {
+    for (;;) {
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await inflated.next();
+      } catch (cause) {
+        throw cause instanceof IngestFailure ? cause : notGzip(cause);
+      }
+      if (next.done === true) {
+        finished = true;
+        return;
+      }
+      total += next.value.byteLength;
+      if (total > maxBytes) throw tooLarge();
+      const chunk = next.value;
+      yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    }
+  } finally {
+    if (!finished) {
+      // A failure, or the reader stopped early: nothing more is inflated or read.
+      const reason = new Error("the inflated body was not read to its end");
+      gunzip.destroy(reason);
+      await stopSource(reason);
+    }
+  }
+}
+
 /** Writes the compressed bytes into the inflater, waiting whenever it asks to. */
 async function feed(
-  source: ReadableStreamDefaultReader<Uint8Array>,
+  source: Pick<ReadableStreamDefaultReader<Uint8Array>, "read">,
   gunzip: GunzipStream,
 ): Promise<void> {
   try {

@@ -9,6 +9,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   startWorkerProcess,
@@ -148,6 +149,39 @@ describe("incremental snapshots from the client", () => {
     const cloned = await other.snapshot(clone);
     expect(cloned).toMatchObject({ reused: true, id: first.id });
   }, 60_000);
+
+  it("sends a large tree in packs that start at 512 KiB and double up to 8 MiB, every blob stored", async () => {
+    // 900 distinct files of 20,000 bytes: 18 MB of text.
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 900; i++) {
+      files[`big/f${i}.txt`] = `${`${i}:`.padEnd(19_999, "abcdefghij"[i % 10])}\n`;
+    }
+    const root = repo(files);
+    const me = client(TOKENS[4] as string);
+    const real = createApi(me.who);
+    const packFiles: number[] = [];
+    const api: typeof real = {
+      ...real,
+      async uploadBlobs(body, call) {
+        // Files in the pack: its tar is a 512-byte header and 20,480 padded bytes per file, then the end.
+        packFiles.push((gunzipSync(body).byteLength - 1024) / (512 + 20_480));
+        return real.uploadBlobs(body, call);
+      },
+    };
+    const tree = await collectRepository(root, { env: me.env });
+    const sent = await uploadRepository(api, me.who, tree, { env: me.env });
+    expect(sent).toMatchObject({ reused: false, files: 900, blobsSent: 900 });
+    // A pack takes files while its tar stays within its batch: 512 KiB, then twice the last,
+    // up to 8 MiB; the last pack holds the rest.
+    const expected: number[] = [];
+    for (let batch = 512 * 1024, left = 900; left > 0; batch = Math.min(2 * batch, 8 << 20)) {
+      const fits = Math.floor((batch - 20_000) / 20_992) + 1;
+      expected.push(Math.min(fits, left));
+      left -= fits;
+    }
+    expect(expected).toEqual([25, 49, 99, 199, 399, 129]);
+    expect(packFiles).toEqual(expected);
+  });
 
   it("remembers binary files: the second time they are not read, and the id is stable", async () => {
     const root = repo({ "a.ts": "export const a = 1;\n", "img.bin": new Uint8Array([0, 1, 2, 3]) });

@@ -6,6 +6,7 @@
 
 /** Each worker test file that needs empty owners, and how many it may take. */
 const OWNERS_PER_FILE = {
+  "blob-pack-reader": 1,
   "snapshot-incremental": 16,
   "snapshot-long-run": 1,
 } as const;
