@@ -53,7 +53,7 @@ export async function readBodyWithin(
 
 /** Reads and drops up to `maxBytes` more of the body, then cancels whatever is left. */
 export async function drainThenCancel(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
+  reader: Pick<ReadableStreamDefaultReader<Uint8Array>, "read" | "cancel">,
   maxBytes: number,
 ): Promise<void> {
   let drained = 0;

@@ -17,7 +17,7 @@ import { gunzipWithLimit } from "./gunzip.ts";
 export async function readCompressed(body: ReadableStream<Uint8Array>): Promise<Uint8Array[]> {
   const chunks: Uint8Array[] = [];
   let total = 0;
-  const reader = body.getReader();
+  const reader = inLargeChunks(body);
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
@@ -30,6 +30,47 @@ export async function readCompressed(body: ReadableStream<Uint8Array>): Promise<
   }
   if (total === 0) throw emptyBody();
   return chunks;
+}
+
+/** What {@link inLargeChunks} fills before it hands a chunk over. */
+const BODY_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * A reader of `body` that hands over chunks of {@link BODY_CHUNK_BYTES} (the last one
+ * shorter). workerd delivers a request body to a plain reader in 4 KiB chunks, a round through
+ * the runtime each; read into 1 MiB buffers (a BYOB reader), the 18 MiB of blob packs of a
+ * 10,000-file snapshot cost the worker 50 ms of CPU instead of 120 ms (issue 34). A stream
+ * that cannot be read that way (one made in JavaScript) is read with a plain reader.
+ */
+function inLargeChunks(
+  body: ReadableStream<Uint8Array>,
+): Pick<ReadableStreamDefaultReader<Uint8Array>, "read" | "cancel"> {
+  let byob: ReadableStreamBYOBReader;
+  try {
+    byob = body.getReader({ mode: "byob" });
+  } catch {
+    return body.getReader();
+  }
+  let ended = false;
+  return {
+    async read() {
+      // A BYOB read hands the buffer back as a new one: every view of the old one is emptied,
+      // so a chunk is handed over only once it is full (or the body ended), never reused.
+      let buffer = new Uint8Array(BODY_CHUNK_BYTES);
+      let filled = 0;
+      while (!ended && filled < buffer.byteLength) {
+        const { done, value } = await byob.read(buffer.subarray(filled));
+        if (value !== undefined) {
+          buffer = new Uint8Array(value.buffer);
+          filled += value.byteLength;
+        }
+        if (done) ended = true;
+      }
+      if (filled === 0) return { done: true, value: undefined };
+      return { done: false, value: buffer.subarray(0, filled) };
+    },
+    cancel: (reason?: unknown) => byob.cancel(reason),
+  };
 }
 
 /**

@@ -3,6 +3,7 @@ import { unpackTar } from "modern-tar";
 import { describe, expect, it } from "vitest";
 import { ownerIdOf } from "../../src/api/auth.ts";
 import { gitBlobId } from "../../src/protocol/index.ts";
+import { readCompressed } from "../../src/snapshot/archive.ts";
 import { NotFixedForm, readFixedFormPack } from "../../src/snapshot/blob-pack-reader.ts";
 import { concat, gzip, header, padded, type TarSpec, tarBytes } from "../support/tarballs.ts";
 import { ownersOf } from "../support/worker/owners.ts";
@@ -13,7 +14,8 @@ import { api, ownerObject } from "../support/worker/sessions.ts";
  * exactly as modern-tar's strict decoder does, and leaves every other form to it: checked on
  * planport's own form, on the forms other tar writers use, and on thousands of seeded
  * corruptions of a pack. Then over HTTP: packs outside the fixed form are still stored, and
- * nothing of the abandoned fast reading stays in R2.
+ * nothing of the abandoned fast reading stays in R2. Last, the body is read in 1 MiB chunks
+ * where the stream allows it, and refused past its limit either way.
  */
 
 const encoder = new TextEncoder();
@@ -235,5 +237,53 @@ describe("POST /v1/blobs outside the fixed form", () => {
       8 * 1_000_000,
       1_000_000 + "alpha\n".length + "beta\n".length,
     ]);
+  });
+});
+
+describe("reading an upload's body", () => {
+  /** `total` bytes (byte i is i % 251) in pieces of `piece`, as a byte stream or a plain one. */
+  function body(total: number, piece: number, bytes: boolean): ReadableStream<Uint8Array> {
+    let sent = 0;
+    const next = () => {
+      const chunk = new Uint8Array(Math.min(piece, total - sent));
+      for (let i = 0; i < chunk.byteLength; i++) chunk[i] = (sent + i) % 251;
+      sent += chunk.byteLength;
+      return chunk;
+    };
+    return bytes
+      ? new ReadableStream({
+          type: "bytes",
+          pull(controller) {
+            if (sent >= total) controller.close();
+            else controller.enqueue(next());
+          },
+        })
+      : new ReadableStream({
+          pull(controller) {
+            if (sent >= total) controller.close();
+            else controller.enqueue(next());
+          },
+        });
+  }
+
+  it("hands over 1 MiB chunks of a byte stream, and any stream's bytes unchanged", async () => {
+    const total = 2.5 * 1024 * 1024 + 3;
+    for (const bytes of [true, false]) {
+      const chunks = await readCompressed(body(total, 4096, bytes));
+      if (bytes) {
+        expect(chunks.map((c) => c.byteLength)).toEqual([1 << 20, 1 << 20, total - (2 << 20)]);
+      }
+      const joined = concat(chunks);
+      expect(joined.byteLength).toBe(total);
+      expect(joined.every((b, i) => b === i % 251)).toBe(true);
+    }
+  });
+
+  it("refuses a body past 25 MiB whichever way it is read", async () => {
+    for (const bytes of [true, false]) {
+      await expect(readCompressed(body(40 * 1024 * 1024, 65536, bytes))).rejects.toMatchObject({
+        error: { code: "payload_too_large" },
+      });
+    }
   });
 });
