@@ -100,8 +100,9 @@ export async function stopRecordedWorker(recordPath: string): Promise<boolean> {
     stopped = true;
   }
   // The host gone (killed, or stopped just now), its runtime perhaps not: a runtime left on the
-  // state folder (and the port) must go before a new worker opens the same SQLite files.
-  for (const pid of orphanedRuntimes(record)) {
+  // state folder (and the port) must go before a new worker opens the same SQLite files. So must
+  // wrangler's own Node process when only its launcher (the group's leader) was killed.
+  for (const pid of [...orphanedRuntimes(record), ...orphanedHosts(record)]) {
     signal(pid, "SIGKILL");
     stopped = true;
   }
@@ -121,6 +122,19 @@ export function orphanedRuntimes(record: EmbeddedRecord): number[] {
   const uid = ownUid();
   return [...candidates].filter((pid) =>
     isRecordedProcess(record, processFacts(pid), uid, "runtime"),
+  );
+}
+
+/**
+ * Pids of the recorded worker's host processes other than the recorded one, still alive in its
+ * process group: `wrangler dev`'s Node process outlives its launcher (`bin/wrangler.js`, the
+ * recorded pid) when only the launcher is killed. Each is checked against the record (owner,
+ * start time, program and state folder).
+ */
+function orphanedHosts(record: EmbeddedRecord): number[] {
+  const uid = ownUid();
+  return groupMembers(record.pid).filter(
+    (pid) => pid !== record.pid && isRecordedProcess(record, processFacts(pid), uid, "host"),
   );
 }
 

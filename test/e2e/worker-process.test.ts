@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +7,15 @@ import { orphanedRuntimes, stopRecordedWorker } from "../../local-client/embedde
 import { startWorkerProcess } from "../../local-client/embedded/worker-process.ts";
 import { waitUntil } from "../support/faults.ts";
 import { workerdProcesses } from "../support/workerd-proc.ts";
+
+/** Pids in process group `groupId`. */
+function groupMembers(groupId: number): number[] {
+  return execFileSync("ps", ["-A", "-o", "pid=,pgid="], { encoding: "utf8" })
+    .split("\n")
+    .map((line) => /^\s*(\d+)\s+(\d+)\s*$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null && Number(m[2]) === groupId)
+    .map((m) => Number(m[1]));
+}
 
 describe("wrangler dev harness", () => {
   const dir = mkdtempSync(join(tmpdir(), "planport-harness-"));
@@ -57,9 +67,15 @@ describe("wrangler dev harness", () => {
     // An unrelated group (this test's own) holds no workerd of ours.
     expect(orphanedRuntimes({ ...recorded, pid: process.pid })).toEqual([]);
 
+    // wrangler's own Node process outlived its launcher too.
+    expect(groupMembers(worker.pid).length).toBeGreaterThan(orphans.length);
     expect(await stopRecordedWorker(record)).toBe(true);
     await waitUntil(async () => (orphanedRuntimes(recorded).length === 0 ? true : undefined), {
       what: "the orphaned runtimes to be stopped",
+    });
+    // Nothing of the worker is left: not its runtimes, not wrangler's Node process (nor esbuild).
+    await waitUntil(async () => (groupMembers(worker.pid).length === 0 ? true : undefined), {
+      what: "every process of the crashed worker's group to be gone",
     });
     await expect(fetch(`${worker.url}/v1/healthz`)).rejects.toThrow();
     expect(await stopRecordedWorker(record)).toBe(false);
