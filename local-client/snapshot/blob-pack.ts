@@ -8,8 +8,9 @@ import { openParallelGzip } from "./gzip.ts";
  * 0 — so its 512-byte ustar header is a few fixed fields, and the tar goes into one buffer with
  * no stream per entry. modern-tar's web-stream packer cost ~250 ms of the client's main thread
  * per 10,000 files (profile in test/bench/RESULTS.md, P4), on the path every first snapshot
- * waits for. The worker reads the pack with modern-tar's strict decoder, as before; the whole
- * tarball form (`pack.ts`) still uses the library's packer.
+ * waits for. The worker reads packs in exactly this form with its own reader
+ * (src/snapshot/blob-pack-reader.ts) and any other tar with modern-tar's strict decoder; the
+ * whole tarball form (`pack.ts`) still uses the library's packer.
  */
 
 const BLOCK = 512;

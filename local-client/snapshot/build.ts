@@ -177,8 +177,7 @@ export function readTreeFile(root: string, path: string, into?: Uint8Array): Rea
   try {
     fd = openSync(file, "r");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === "ENOENT" ? { kind: "gone" } : { kind: "skip", reason: "unreadable" };
+    return failedRead(error);
   }
   let length = 0;
   try {
@@ -295,10 +294,15 @@ function readCandidate(file: string): ReadOutcome {
   try {
     content = readFileSync(file);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === "ENOENT" ? { kind: "gone" } : { kind: "skip", reason: "unreadable" };
+    return failedRead(error);
   }
   return classifyRead(new Uint8Array(content.buffer, content.byteOffset, content.byteLength));
+}
+
+/** A file that could not be opened: gone, or unreadable (to be skipped). */
+function failedRead(error: unknown): ReadOutcome {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" ? { kind: "gone" } : { kind: "skip", reason: "unreadable" };
 }
 
 /** What a file's bytes, as just read, make it: text to send, or too large or binary now. */
@@ -310,7 +314,8 @@ function classifyRead(bytes: Uint8Array): ReadOutcome {
     : { kind: "skip", reason: "binary" };
 }
 
-async function yieldToEventLoop(signal: AbortSignal | undefined): Promise<void> {
+/** Lets the event loop run (I/O callbacks, timers), then stops if `signal` was aborted. */
+export async function yieldToEventLoop(signal: AbortSignal | undefined): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));
   signal?.throwIfAborted();
 }

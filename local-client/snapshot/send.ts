@@ -1,4 +1,3 @@
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { gzipSync } from "node:zlib";
 import {
   comparePaths,
@@ -13,7 +12,13 @@ import {
 import { type Api, ApiError, withRetry } from "../http/api.ts";
 import { manifestDelta, type SnapshotBase } from "./base.ts";
 import { BlobPack } from "./blob-pack.ts";
-import { type CollectedTree, readTreeFile, type SnapshotProgress, type TreeFile } from "./build.ts";
+import {
+  type CollectedTree,
+  readTreeFile,
+  type SnapshotProgress,
+  type TreeFile,
+  yieldToEventLoop,
+} from "./build.ts";
 import { REMOTE_PACK_LEVEL } from "./pack-level.ts";
 
 /**
@@ -209,7 +214,7 @@ async function uploadBlobs(
       readSinceYield += content.byteLength;
       if (readSinceYield >= READ_BYTES_BETWEEN_YIELDS) {
         readSinceYield = 0;
-        await yieldToEventLoop();
+        await yieldToEventLoop(signal);
       }
     }
     done += 1;

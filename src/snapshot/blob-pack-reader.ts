@@ -102,8 +102,9 @@ export async function readFixedFormPack(
         endZeros = BLOCK;
         continue;
       }
-      const size = fixedFormFileSize(header);
-      name = headerName(header);
+      const file = fixedFormFile(header);
+      name = file.name;
+      const size = file.size;
       handlers.onFile(name, size);
       padding = (BLOCK - (size % BLOCK)) % BLOCK;
       if (size === 0) await handlers.onContent(name, new Uint8Array(0));
@@ -120,11 +121,12 @@ export async function readFixedFormPack(
 }
 
 /**
- * The size of the regular file `header` describes, when it is in the fixed form: a valid
- * checksum, the "ustar\0" magic with an empty prefix, type "0" (or NUL), octal numbers, a
- * name that is not a folder's. Throws {@link NotFixedForm} otherwise.
+ * The name (decoded as modern-tar decodes it) and size of the regular file `header` describes,
+ * when it is in the fixed form: a valid checksum, the "ustar\0" magic with an empty prefix,
+ * type "0" (or NUL), octal numbers, a name that is not a folder's. Throws {@link NotFixedForm}
+ * otherwise.
  */
-function fixedFormFileSize(header: Uint8Array): number {
+function fixedFormFile(header: Uint8Array): { name: string; size: number } {
   const checksum = octal(header, 148, 8);
   if (checksum === null || checksum !== headerSum(header)) {
     throw new NotFixedForm("a header checksum does not match");
@@ -135,17 +137,19 @@ function fixedFormFileSize(header: Uint8Array): number {
   if (header[345] !== 0) throw new NotFixedForm("a name has a prefix");
   const type = header[156];
   if (type !== TYPE_FILE && type !== 0) throw new NotFixedForm("an entry is not a regular file");
-  // modern-tar reads a file whose name ends in "/" as a folder.
-  const nameEnd = header.indexOf(0);
-  const last = nameEnd === -1 || nameEnd > 100 ? 99 : nameEnd - 1;
-  if (last >= 0 && header[last] === SLASH) throw new NotFixedForm("an entry names a folder");
+  // The name field up to its first NUL; modern-tar reads a file whose name ends in "/" as a folder.
+  const nul = header.indexOf(0);
+  const nameEnd = nul === -1 || nul > 100 ? 100 : nul;
+  if (nameEnd > 0 && header[nameEnd - 1] === SLASH) {
+    throw new NotFixedForm("an entry names a folder");
+  }
   // mode, uid, gid, mtime: modern-tar refuses a header whose numbers are not octal.
   for (const [offset, length] of NUMBER_FIELDS) {
     if (octal(header, offset, length) === null) throw new NotFixedForm("a number is not octal");
   }
   const size = octal(header, 124, 12);
   if (size === null) throw new NotFixedForm("a size is not octal");
-  return size;
+  return { name: names.decode(header.subarray(0, nameEnd)), size };
 }
 
 const NUMBER_FIELDS: ReadonlyArray<readonly [number, number]> = [
@@ -178,12 +182,6 @@ function headerSum(header: Uint8Array): number {
   for (let i = 0; i < 148; i++) sum += header[i] as number;
   for (let i = 156; i < BLOCK; i++) sum += header[i] as number;
   return sum;
-}
-
-/** The name field up to its first NUL, decoded as modern-tar decodes it. */
-function headerName(header: Uint8Array): string {
-  const end = header.indexOf(0);
-  return names.decode(header.subarray(0, end === -1 || end > 100 ? 100 : end));
 }
 
 function isZeroBlock(block: Uint8Array): boolean {

@@ -47,10 +47,7 @@ export async function ingestBlobs(
   try {
     const compressed = await readCompressed(body);
     refuseWithoutGzipMagic(compressed);
-    const stored =
-      (await storeBlobs(bucket, owner, (blobs) => readFixedForm(compressed, blobs))) ??
-      (await storeBlobs(bucket, owner, (blobs) => readAnyTar(compressed, blobs)));
-    if (stored === null) throw new Error("the general tar reader gave up on a blob pack");
+    const stored = await storeBlobs(bucket, owner, compressed);
     const added = await registry.addBlobs(stored.blobs);
     return ok({ received: stored.received, stored: added.stored, bytes: added.bytes });
   } catch (error) {
@@ -60,15 +57,28 @@ export async function ingestBlobs(
 }
 
 /**
- * Runs one reading of the pack into fresh packs in R2: what it stored, or null when the
- * reader found the pack outside its form (`NotFixedForm`). Either way, and on any refusal,
- * nothing of a reading that did not finish is left in R2.
+ * Stores the pack's blobs in fresh packs in R2: read in the fixed form when it is in it, else
+ * read again as any tar. A reading that does not finish (a refusal, or the fixed-form reader
+ * giving up) leaves nothing of it in R2.
  */
 async function storeBlobs(
   bucket: R2Bucket,
   owner: string,
-  read: (blobs: BlobChecks) => Promise<void>,
-): Promise<{ blobs: NewBlob[]; received: number } | null> {
+  compressed: readonly Uint8Array[],
+): Promise<{ blobs: NewBlob[]; received: number }> {
+  try {
+    return await storeReading(bucket, owner, (checks) => readFixedForm(compressed, checks));
+  } catch (error) {
+    if (!(error instanceof NotFixedForm)) throw error;
+  }
+  return storeReading(bucket, owner, (checks) => readAnyTar(compressed, checks));
+}
+
+async function storeReading(
+  bucket: R2Bucket,
+  owner: string,
+  read: (checks: BlobChecks) => Promise<void>,
+): Promise<{ blobs: NewBlob[]; received: number }> {
   const packs = new PackWriter(bucket, blobPackPrefix(owner, newUploadName()));
   const checks = new BlobChecks(packs);
   try {
@@ -78,7 +88,6 @@ async function storeBlobs(
   } catch (error) {
     await packs.settle();
     if (packs.keys.length > 0) await bucket.delete(packs.keys);
-    if (error instanceof NotFixedForm) return null;
     throw error;
   }
 }

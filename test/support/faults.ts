@@ -7,7 +7,7 @@
  */
 
 import type { Event } from "../../src/protocol/index.ts";
-import { concat, gzip, header, padded } from "./tarballs.ts";
+import { concat, gzip, header, padded, writeChecksum } from "./tarballs.ts";
 
 const BLOCK_BYTES = 512;
 const encoder = new TextEncoder();
@@ -98,11 +98,7 @@ export function rawHeader(fields: {
   const block = header(fields.name, String.fromCharCode(fields.typeflag), 0);
   block.fill(0, 124, 136);
   block.set(fields.sizeField.subarray(0, 12), 124);
-  block.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const byte of block) sum += byte;
-  if (fields.badChecksum) sum += 1;
-  block.set(encoder.encode(`${sum.toString(8).padStart(6, "0")}\0 `), 148);
+  writeChecksum(block, fields.badChecksum ? 1 : 0);
   return block;
 }
 

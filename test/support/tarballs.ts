@@ -100,10 +100,22 @@ export function header(
   block.set(encoder.encode(linkname).subarray(0, 100), 157);
   writeAscii(block, 257, "ustar\0");
   writeAscii(block, 263, "00");
-  let sum = 0;
-  for (const byte of block) sum += byte;
-  writeAscii(block, 148, `${sum.toString(8).padStart(6, "0")}\0 `);
+  writeChecksum(block);
   return block;
+}
+
+/**
+ * Writes the checksum of the 512-byte header `block` (its bytes summed, the checksum field
+ * counted as spaces), plus `offBy` to make it wrong on purpose.
+ *
+ * @example
+ * block[345] = 0x70; writeChecksum(block); // an edited header that still checks out
+ */
+export function writeChecksum(block: Uint8Array, offBy = 0): void {
+  block.fill(0x20, 148, 156);
+  let sum = offBy;
+  for (let i = 0; i < BLOCK_BYTES; i++) sum += block[i] as number;
+  writeAscii(block, 148, `${sum.toString(8).padStart(6, "0")}\0 `);
 }
 
 /** gzip of `bytes` (CompressionStream: the platform's zlib). */

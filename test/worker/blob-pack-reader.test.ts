@@ -5,7 +5,15 @@ import { ownerIdOf } from "../../src/api/auth.ts";
 import { gitBlobId } from "../../src/protocol/index.ts";
 import { readCompressed } from "../../src/snapshot/archive.ts";
 import { NotFixedForm, readFixedFormPack } from "../../src/snapshot/blob-pack-reader.ts";
-import { concat, gzip, header, padded, type TarSpec, tarBytes } from "../support/tarballs.ts";
+import {
+  concat,
+  gzip,
+  header,
+  padded,
+  type TarSpec,
+  tarBytes,
+  writeChecksum,
+} from "../support/tarballs.ts";
 import { ownersOf } from "../support/worker/owners.ts";
 import { api, ownerObject } from "../support/worker/sessions.ts";
 
@@ -81,10 +89,7 @@ function blobEntry(text: string | Uint8Array): TarSpec {
 function editedHeader(name: string, size: number, edit: (block: Uint8Array) => void) {
   const block = header(encoder.encode(name), "0", size);
   edit(block);
-  block.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const byte of block) sum += byte;
-  block.set(encoder.encode(`${sum.toString(8).padStart(6, "0")}\0 `), 148);
+  writeChecksum(block);
   return block;
 }
 
@@ -181,10 +186,7 @@ describe("the fixed-form blob pack reader", () => {
       }
       if (next(4) === 0) {
         // Rewrite the checksum of the first header, so the edit is not refused for it alone.
-        bad.fill(0x20, 148, 156);
-        let sum = 0;
-        for (let i = 0; i < 512; i++) sum += bad[i] as number;
-        bad.set(encoder.encode(`${sum.toString(8).padStart(6, "0")}\0 `), 148);
+        writeChecksum(bad.subarray(0, 512));
       }
       const length = next(10) === 0 ? next(bad.byteLength) : bad.byteLength;
       const read = await expectSameAsGeneral(bad.subarray(0, length), `corruption ${run}`);
